@@ -1,0 +1,30 @@
+"""The ``ais-pipeline`` console script: ``ais-pipeline run [flags]``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+USAGE = """usage: ais-pipeline run [--input PATH] [--output DIR] [flags]
+
+commands:
+  run     run the job in a local Flink mini-cluster (ais-pipeline run --help for the flags)
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    if command == "run":
+        from jobs.ais_pipeline import main as run_main
+
+        return run_main(rest)
+    print(f"ais-pipeline: error: unknown command {command!r}\n{USAGE}", file=sys.stderr, end="")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""The one configuration object of the job, built in one place from flags and environment.
+
+Every knob of ``SPEC.md`` is a command-line flag and an environment variable. The flag wins
+over the variable, the variable over the default. Values are validated here so that a bad
+flag gets a one-line error naming it instead of a Java stack trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_INPUT = PROJECT_ROOT / "data" / "sample" / "aislistener__nmea-with-tagblock.txt"
+
+
+class ConfigError(ValueError):
+    """A flag or environment variable has a value the job cannot run with."""
+
+
+@dataclass(frozen=True)
+class _Knob:
+    flag: str
+    env: str
+    kind: type
+    default: object
+    help: str
+
+
+# name -> flag, environment variable, type, default, help. The order is the order of --help.
+_KNOBS: dict[str, _Knob] = {
+    "input_format": _Knob("--input-format", "INPUT_FORMAT", str, "nmea", "nmea or json"),
+    "window_s": _Knob("--window", "WINDOW_SECONDS", int, 60, "tumbling window, seconds"),
+    "slide_size_s": _Knob("--slide-size", "SLIDE_SIZE_SECONDS", int, 900, "sliding window size, seconds"),
+    "slide_s": _Knob("--slide", "SLIDE_SECONDS", int, 60, "sliding window slide, seconds"),
+    "lateness_s": _Knob("--lateness", "ALLOWED_LATENESS_SECONDS", int, 120, "allowed lateness, seconds"),
+    "out_of_orderness_s": _Knob(
+        "--out-of-orderness", "OUT_OF_ORDERNESS_SECONDS", int, 10, "watermark out-of-orderness, seconds"
+    ),
+    "idle_timeout_s": _Knob("--idle-timeout", "IDLE_TIMEOUT_SECONDS", int, 30, "source idle timeout, seconds"),
+    "dedup_ttl_s": _Knob("--dedup-ttl", "DEDUP_TTL_SECONDS", int, 120, "exact-duplicate TTL, event-time seconds"),
+    "near_window_s": _Knob("--near-window", "NEAR_WINDOW_SECONDS", float, 2.0, "near-duplicate window, seconds"),
+    "static_ttl_s": _Knob("--static-ttl", "STATIC_TTL_SECONDS", int, 86400, "static report TTL, seconds"),
+    "geohash_precision": _Knob("--geohash-precision", "GEOHASH_PRECISION", int, 6, "geohash cell precision, 1-12"),
+    "max_clock_skew_s": _Knob(
+        "--max-clock-skew", "MAX_CLOCK_SKEW_SECONDS", int, 300, "reports further ahead of the wall clock are rejected"
+    ),
+    "multipart_timeout_s": _Knob(
+        "--multipart-timeout", "MULTIPART_TIMEOUT_SECONDS", int, 60, "event-time wait for the rest of a multipart group"
+    ),
+    "parallelism": _Knob("--parallelism", "PARALLELISM", int, 1, "job parallelism"),
+    "web_ui_port": _Knob("--web-ui-port", "WEB_UI_PORT", int, 8081, "local web UI / REST port (0 picks a free one)"),
+}
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Everything the pipeline needs to know; times in seconds as the user gives them."""
+
+    input_path: Path = SAMPLE_INPUT
+    output_dir: Path | None = None
+    input_format: str = "nmea"
+    window_s: int = 60
+    slide_size_s: int = 900
+    slide_s: int = 60
+    lateness_s: int = 120
+    out_of_orderness_s: int = 10
+    idle_timeout_s: int = 30
+    dedup_ttl_s: int = 120
+    near_window_s: float = 2.0
+    static_ttl_s: int = 86400
+    geohash_precision: int = 6
+    max_clock_skew_s: int = 300
+    multipart_timeout_s: int = 60
+    parallelism: int = 1
+    web_ui_port: int = 8081
+    flink_conf_dir: Path = field(default=PROJECT_ROOT / "flink-conf")
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # Milliseconds, as the operators use them.
+    @property
+    def window_ms(self) -> int:
+        return self.window_s * 1000
+
+    @property
+    def slide_size_ms(self) -> int:
+        return self.slide_size_s * 1000
+
+    @property
+    def slide_ms(self) -> int:
+        return self.slide_s * 1000
+
+    @property
+    def pane_ms(self) -> int:
+        """The slice that both window kinds are made of: gcd of the tumbling size and the slide."""
+        return math.gcd(self.window_ms, self.slide_ms)
+
+    @property
+    def lateness_ms(self) -> int:
+        return self.lateness_s * 1000
+
+    @property
+    def dedup_ttl_ms(self) -> int:
+        return self.dedup_ttl_s * 1000
+
+    @property
+    def near_window_ms(self) -> int:
+        return round(self.near_window_s * 1000)
+
+    @property
+    def static_ttl_ms(self) -> int:
+        return self.static_ttl_s * 1000
+
+    @property
+    def max_clock_skew_ms(self) -> int:
+        return self.max_clock_skew_s * 1000
+
+    @property
+    def multipart_timeout_ms(self) -> int:
+        return self.multipart_timeout_s * 1000
+
+    def validate(self) -> None:
+        def bad(name: str, why: str) -> ConfigError:
+            knob = _KNOBS.get(name)
+            label = f"{knob.flag} ({knob.env})" if knob else name
+            return ConfigError(f"{label}: {why}")
+
+        if self.input_format not in ("nmea", "json"):
+            raise bad("input_format", f"must be nmea or json, not {self.input_format!r}")
+        for name in ("window_s", "slide_size_s", "slide_s", "dedup_ttl_s", "static_ttl_s", "multipart_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise bad(name, f"must be a positive number of seconds, not {getattr(self, name)}")
+        for name in ("lateness_s", "out_of_orderness_s", "idle_timeout_s", "near_window_s", "max_clock_skew_s"):
+            if getattr(self, name) < 0:
+                raise bad(name, f"must not be negative, not {getattr(self, name)}")
+        if self.slide_size_s % self.slide_s != 0:
+            raise bad("slide_s", f"{self.slide_s} s does not divide the sliding window size {self.slide_size_s} s")
+        if not 1 <= self.geohash_precision <= 12:
+            raise bad("geohash_precision", f"must be between 1 and 12, not {self.geohash_precision}")
+        if not 1 <= self.parallelism <= 64:
+            raise bad("parallelism", f"must be between 1 and 64, not {self.parallelism}")
+        if not 0 <= self.web_ui_port <= 65535:
+            raise bad("web_ui_port", f"must be a port number, not {self.web_ui_port}")
+        if not self.input_path.exists():
+            raise ConfigError(f"--input: no such file or directory: {self.input_path}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of every knob; defaults are None so that the environment can fill in."""
+    parser.add_argument("--input", dest="input_path", help="file or directory of lines (default: bundled sample)")
+    parser.add_argument("--output", dest="output_dir", help="write JSON Lines here (default: print)")
+    for name, knob in _KNOBS.items():
+        parser.add_argument(knob.flag, dest=name, default=None, help=f"{knob.help} [{knob.env}, default {knob.default}]")
+
+
+def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> PipelineConfig:
+    """Build the config: flag, else environment variable, else default."""
+    env = os.environ if environ is None else environ
+    values: dict[str, object] = {}
+    for name, knob in _KNOBS.items():
+        raw = getattr(args, name, None)
+        source = knob.flag
+        if raw is None and knob.env in env:
+            raw, source = env[knob.env], knob.env
+        if raw is None:
+            continue
+        try:
+            values[name] = knob.kind(raw)
+        except ValueError:
+            raise ConfigError(f"{source}: expected {knob.kind.__name__}, got {raw!r}") from None
+    if getattr(args, "input_path", None):
+        values["input_path"] = Path(args.input_path)
+    elif env.get("INPUT_PATH"):
+        values["input_path"] = Path(env["INPUT_PATH"])
+    if getattr(args, "output_dir", None):
+        values["output_dir"] = Path(args.output_dir)
+    elif env.get("OUTPUT_DIR"):
+        values["output_dir"] = Path(env["OUTPUT_DIR"])
+    return PipelineConfig(**values)  # type: ignore[arg-type]
+
+
+def parse_config(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> PipelineConfig:
+    parser = argparse.ArgumentParser(prog="ais-pipeline run")
+    add_arguments(parser)
+    return from_args(parser.parse_args(list(argv)), environ)
+
+
+def knob_names() -> list[str]:
+    return [f.name for f in fields(PipelineConfig)]

@@ -1,0 +1,110 @@
+"""Reassembly of multipart messages (type 5 comes in two sentences), in plain Python.
+
+Fragments are grouped by the tag-block group id ``g:<n>-<total>-<id>`` when there is one, else by
+(receiver, sequence id, channel, fragment count); see :func:`udfs.parse.parse_nmea`. A group takes
+receiver and time from its first fragment. A group that cannot complete is dead-lettered as
+``incomplete_multipart``: a fragment out of order, a new first fragment for the same group, or no
+last fragment before the timeout (event time after the first fragment; the end of input counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from udfs.parse import DeadLetter, Skipped, report_from_payload
+from udfs.records import Fragment, Report
+
+INCOMPLETE = "incomplete_multipart"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingGroup:
+    frag_cnt: int
+    next_num: int
+    payload: str
+    raw: str  # the lines so far, joined by "\n"
+    receiver: str
+    ts: int
+    timer: int
+
+
+class GroupStore(Protocol):
+    def get(self) -> PendingGroup | None: ...
+    def put(self, group: PendingGroup) -> None: ...
+    def clear(self) -> None: ...
+    def register_timer(self, ts: int) -> None: ...
+
+
+Assembled = Report | Skipped | DeadLetter
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one fragment produced: at most a dead letter for a broken group, and a message when
+    the group completed. ``joined`` counts the fragments merged into the message beyond its
+    first, so that every line is accounted for exactly once."""
+
+    dead: DeadLetter | None = None
+    message: Assembled | None = None
+    joined: int = 0
+
+
+class MultipartAssembler:
+    def __init__(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+
+    def on_fragment(self, store: GroupStore, frag: Fragment, event_ts: int) -> Step:
+        """``event_ts`` is the time the fragment's group takes if this is its first fragment."""
+        pending = store.get()
+        dead: DeadLetter | None = None
+        if frag.frag_num == 1:
+            if pending is not None:
+                dead = DeadLetter(pending.raw, INCOMPLETE, pending.receiver, "a new first fragment for the same group")
+            timer = event_ts + self.timeout_ms
+            store.register_timer(timer)
+            store.put(PendingGroup(frag.frag_cnt, 2, frag.payload, frag.raw, frag.receiver, event_ts, timer))
+            return Step(dead=dead)
+        if pending is None or pending.next_num != frag.frag_num or pending.frag_cnt != frag.frag_cnt:
+            raw = frag.raw if pending is None else pending.raw + "\n" + frag.raw
+            receiver = frag.receiver if pending is None else pending.receiver
+            expected = "no first fragment" if pending is None else f"expected fragment {pending.next_num}"
+            store.clear()
+            return Step(
+                dead=DeadLetter(raw, INCOMPLETE, receiver, f"fragment {frag.frag_num} of {frag.frag_cnt} out of order: {expected}")
+            )
+        payload = pending.payload + frag.payload
+        raw = pending.raw + "\n" + frag.raw
+        if frag.frag_num < frag.frag_cnt:
+            store.put(
+                PendingGroup(pending.frag_cnt, frag.frag_num + 1, payload, raw, pending.receiver, pending.ts, pending.timer)
+            )
+            return Step()
+        store.clear()
+        message = report_from_payload(payload, frag.fill, pending.receiver, pending.ts, raw)
+        return Step(message=message, joined=frag.frag_cnt - 1)
+
+    def on_timer(self, store: GroupStore, ts: int) -> DeadLetter | None:
+        pending = store.get()
+        if pending is None or pending.timer != ts:
+            return None
+        store.clear()
+        return DeadLetter(pending.raw, INCOMPLETE, pending.receiver, "the rest of the group never came")
+
+
+class DictGroupStore:
+    def __init__(self) -> None:
+        self.group: PendingGroup | None = None
+        self.timers: set[int] = set()
+
+    def get(self) -> PendingGroup | None:
+        return self.group
+
+    def put(self, group: PendingGroup) -> None:
+        self.group = group
+
+    def clear(self) -> None:
+        self.group = None
+
+    def register_timer(self, ts: int) -> None:
+        self.timers.add(ts)

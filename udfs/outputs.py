@@ -1,0 +1,191 @@
+"""The job's outputs as JSON Lines, exactly as SPEC.md names their fields, and the run summary."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from udfs.decode import Position, Static
+from udfs.parse import DeadLetter
+from udfs.windows import Aggregate
+
+OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter")
+TALLY_DIR = "_tally"
+
+# Summary figures, in the order summary.json lists them. Each input line lands in exactly one of
+# the line buckets; see ``check_accounting``.
+SUMMARY_COUNTS = (
+    "lines",
+    "positions_kept",
+    "duplicates_exact",
+    "duplicates_near",
+    "static_kept",
+    "static_duplicates",
+    "no_position",
+    "other_types",
+    "not_ais",
+    "skipped",
+    "fragments_joined",
+    "no_time",
+    "late",
+)
+
+
+def iso_ms(ts: int) -> str:
+    """Epoch milliseconds as ISO 8601 UTC with milliseconds: ``2026-07-13T09:14:07.000Z``."""
+    dt = datetime.fromtimestamp(ts // 1000, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{ts % 1000:03d}Z"
+
+
+def _dumps(obj: dict[str, object]) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def position_fields(pos: Position, cell: str) -> dict[str, object]:
+    return {
+        "mmsi": pos.mmsi,
+        "msg_type": pos.msg_type,
+        "timestamp": iso_ms(pos.ts),
+        "lat": pos.lat,
+        "lon": pos.lon,
+        "sog": pos.sog,
+        "cog": pos.cog,
+        "heading": pos.heading,
+        "receiver": pos.receiver,
+        "cell": cell,
+    }
+
+
+def position_json(pos: Position, cell: str) -> str:
+    return _dumps(position_fields(pos, cell))
+
+
+def late_json(pos: Position, cell: str, window: str) -> str:
+    fields = position_fields(pos, cell)
+    fields["window"] = window
+    return _dumps(fields)
+
+
+def static_json(static: Static) -> str:
+    obj: dict[str, object] = {"mmsi": static.mmsi, "msg_type": static.msg_type, "timestamp": iso_ms(static.ts)}
+    obj.update(static.fields)
+    obj["receiver"] = static.receiver
+    return _dumps(obj)
+
+
+def aggregate_json(agg: Aggregate) -> str:
+    return _dumps(
+        {
+            "window": agg.window,
+            "cell": agg.cell,
+            "window_start": iso_ms(agg.window_start),
+            "window_end": iso_ms(agg.window_end),
+            "reports": agg.reports,
+            "vessels": agg.vessels,
+            "avg_sog": agg.avg_sog,
+            "revision": agg.revision,
+        }
+    )
+
+
+def dead_letter_json(dead: DeadLetter) -> str:
+    obj: dict[str, object] = {"raw": dead.raw, "reason": dead.reason}
+    if dead.receiver:
+        obj["receiver"] = dead.receiver
+    if dead.detail:
+        obj["detail"] = dead.detail
+    return _dumps(obj)
+
+
+def read_jsonl(directory: Path) -> list[dict[str, object]]:
+    """Every record of one output directory (Flink's part files, hidden in-progress files skipped)."""
+    records: list[dict[str, object]] = []
+    if not directory.is_dir():
+        return records
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            with path.open(encoding="utf-8") as fh:
+                records.extend(json.loads(line) for line in fh if line.strip())
+    return records
+
+
+def read_tallies(directory: Path) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    if not directory.is_dir():
+        return counts
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            with path.open(encoding="utf-8") as fh:
+                counts.update(line.strip() for line in fh if line.strip())
+    return counts
+
+
+def summarize(tallies: Counter[str], lines: int) -> dict[str, object]:
+    """summary.json from the tallies the operators emitted and the number of input lines read."""
+    summary: dict[str, object] = {name: tallies.get(name, 0) for name in SUMMARY_COUNTS}
+    summary["lines"] = lines
+    prefix = "dead_letter:"
+    summary["dead_letter"] = {k[len(prefix) :]: v for k, v in sorted(tallies.items()) if k.startswith(prefix)}
+    summary["dead_letter_lines"] = tallies.get("dead_letter_lines", 0)
+    summary["late_records"] = {
+        "tumbling": tallies.get("late_record:tumbling", 0),
+        "sliding": tallies.get("late_record:sliding", 0),
+    }
+    positions = int(tallies.get("positions_kept", 0))
+    dropped = sum(int(tallies.get(k, 0)) for k in ("duplicates_exact", "duplicates_near"))
+    summary["duplicate_ratio"] = round(dropped / (positions + dropped), 4) if positions + dropped else 0.0
+    summary["accounted_lines"] = accounted_lines(summary)
+    return summary
+
+
+LINE_BUCKETS = (
+    "positions_kept",
+    "duplicates_exact",
+    "duplicates_near",
+    "static_kept",
+    "static_duplicates",
+    "no_position",
+    "other_types",
+    "not_ais",
+    "skipped",
+    "fragments_joined",
+    "late",
+    "dead_letter_lines",
+)
+
+
+def accounted_lines(summary: dict[str, object]) -> int:
+    """The lines the summary accounts for, each exactly once; equals ``lines`` when none was lost."""
+    return sum(int(summary[b]) for b in LINE_BUCKETS)  # type: ignore[call-overload]
+
+
+def format_summary(summary: dict[str, object]) -> str:
+    """The run summary as the CLI prints it."""
+    lines = [
+        f"lines read          {summary['lines']}",
+        f"positions kept      {summary['positions_kept']}",
+        f"static kept         {summary['static_kept']}",
+        f"exact duplicates    {summary['duplicates_exact']}",
+        f"near duplicates     {summary['duplicates_near']}",
+        f"static duplicates   {summary['static_duplicates']}",
+        f"duplicate ratio     {summary['duplicate_ratio']}",
+        f"no position         {summary['no_position']}",
+        f"other message types {summary['other_types']}",
+        f"not AIS             {summary['not_ais']}",
+        f"blank / comment     {summary['skipped']}",
+        f"fragments joined    {summary['fragments_joined']}",
+        f"no time (ingestion) {summary['no_time']}",
+        f"late (all windows)  {summary['late']}",
+    ]
+    late = summary["late_records"]
+    assert isinstance(late, dict)
+    lines.append(f"late records        tumbling {late['tumbling']}, sliding {late['sliding']}")
+    dead = summary["dead_letter"]
+    assert isinstance(dead, dict)
+    total = sum(dead.values())
+    detail = ", ".join(f"{k} {v}" for k, v in dead.items())
+    lines.append(f"dead-lettered       {total}" + (f" ({detail})" if detail else ""))
+    lines.append(f"lines accounted for {summary['accounted_lines']} of {summary['lines']}")
+    return "\n".join(lines)

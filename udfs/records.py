@@ -1,0 +1,157 @@
+"""The typed records that cross between operators: one frozen dataclass per kind, each with an
+explicit Flink row type built from the same field list.
+
+Outputs (positions, static, aggregates, late, dead letter) leave the job as JSON Lines and are
+formatted by :mod:`udfs.outputs`; the records here are the ones that travel between operators.
+Each ``*_type()`` function returns a *fresh* type object: an ``OutputTag`` whose type object was
+already used by another operator fails to pickle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+from pyflink.common import Row, Types
+from pyflink.common.typeinfo import TypeInformation
+
+T = TypeVar("T")
+
+# Message types, as SPEC.md groups them.
+POSITION_TYPES = frozenset({1, 2, 3, 18, 19, 27})
+STATIC_TYPES = frozenset({5, 24})
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One AIS message (reassembled when it came in several sentences), not yet decoded.
+
+    ``identity`` is what makes two copies the same report: the armored payload plus fill bits
+    for NMEA; mmsi, time and rounded position for JSON. JSON input arrives decoded, so its
+    fields ride along in ``lat``/``lon``/``sog``/``cog``/``heading``.
+    """
+
+    mmsi: int
+    ts: int  # event time, epoch milliseconds
+    msg_type: int
+    identity: str
+    payload: str  # armored payload, "" for JSON input
+    fill: int
+    receiver: str
+    raw: str  # the line (or lines, joined by "\n")
+    lat: float | None = None
+    lon: float | None = None
+    sog: float | None = None
+    cog: float | None = None
+    heading: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """One sentence of a multipart message, on its way to the operator that reassembles it."""
+
+    group: str  # the reassembly key: tag-block group id, or receiver/sequence/channel/count
+    frag_num: int
+    frag_cnt: int
+    payload: str
+    fill: int
+    receiver: str  # "" when the sentence did not say
+    ts: int  # event time, epoch ms; TIME_UNKNOWN when the sentence carried none
+    has_time: bool
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class VesselPane:
+    """What one vessel contributed to one cell in one pane (the slice both window kinds share).
+
+    The dedup operator pre-aggregates a vessel's kept reports per pane and cell before the shuffle
+    by cell; ``tumbling`` / ``sliding`` say which window kinds the contribution still counts for
+    (a late report may be too late for one kind only). ``watermark`` is the dedup operator's
+    watermark when it decided that, so the window operator decides the same way.
+    """
+
+    cell: str
+    pane_start: int
+    mmsi: int
+    reports: int
+    sog_milli_sum: int  # sum of SOG in thousandths of a knot, exact whatever the order
+    sog_count: int
+    tumbling: bool
+    sliding: bool
+    watermark: int
+
+
+TIME_UNKNOWN = -(2**63)  # Long.MIN_VALUE: "no event time", never moves a watermark
+
+
+def report_type() -> TypeInformation:
+    return Types.ROW_NAMED(
+        [f.name for f in fields(Report)],
+        [
+            Types.LONG(),
+            Types.LONG(),
+            Types.INT(),
+            Types.STRING(),
+            Types.STRING(),
+            Types.INT(),
+            Types.STRING(),
+            Types.STRING(),
+            Types.DOUBLE(),
+            Types.DOUBLE(),
+            Types.DOUBLE(),
+            Types.DOUBLE(),
+            Types.INT(),
+        ],
+    )
+
+
+def fragment_type() -> TypeInformation:
+    return Types.ROW_NAMED(
+        [f.name for f in fields(Fragment)],
+        [
+            Types.STRING(),
+            Types.INT(),
+            Types.INT(),
+            Types.STRING(),
+            Types.INT(),
+            Types.STRING(),
+            Types.LONG(),
+            Types.BOOLEAN(),
+            Types.STRING(),
+        ],
+    )
+
+
+def vessel_pane_type() -> TypeInformation:
+    return Types.ROW_NAMED(
+        [f.name for f in fields(VesselPane)],
+        [
+            Types.STRING(),
+            Types.LONG(),
+            Types.LONG(),
+            Types.INT(),
+            Types.LONG(),
+            Types.INT(),
+            Types.BOOLEAN(),
+            Types.BOOLEAN(),
+            Types.LONG(),
+        ],
+    )
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def to_row(record: Any) -> Row:
+    """A dataclass record as a Flink Row, fields in declaration order."""
+    cls = type(record)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return Row(*[getattr(record, n) for n in names])
+
+
+def from_row(cls: type[T], row: Any) -> T:
+    """A Flink Row back into its dataclass."""
+    return cls(*row)

@@ -1,0 +1,258 @@
+"""Event-time windows over panes, in plain Python.
+
+Both window kinds are made of panes of ``gcd(tumbling size, slide)``: a report updates one pane
+instead of the 15 windows a 900 s / 60 s sliding window would put it in. A window fires when the
+watermark passes its end; a contribution that arrives within the allowed lateness fires it again
+with the next ``revision``; once the watermark passes ``end + lateness`` the window is closed.
+
+``WindowSpec`` holds the arithmetic (shared with the dedup operator, which decides lateness);
+``CellWindows`` is the per-cell logic behind the Flink operator, over a small store interface
+that the operator backs with keyed state and the tests back with dicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from udfs.records import VesselPane
+
+TUMBLING = "tumbling"
+SLIDING = "sliding"
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    window_ms: int
+    slide_size_ms: int
+    slide_ms: int
+    lateness_ms: int
+
+    @property
+    def pane_ms(self) -> int:
+        from math import gcd
+
+        return gcd(self.window_ms, self.slide_ms)
+
+    def pane_start(self, ts: int) -> int:
+        return ts - ts % self.pane_ms
+
+    def tumbling_end(self, ts: int) -> int:
+        return ts - ts % self.window_ms + self.window_ms
+
+    def last_sliding_end(self, ts: int) -> int:
+        """End of the last sliding window that contains ``ts``."""
+        return ts - ts % self.slide_ms + self.slide_size_ms
+
+    def sliding_ends(self, ts: int) -> range:
+        """Ends of every sliding window that contains ``ts``, earliest first."""
+        first = ts - ts % self.slide_ms + self.slide_ms
+        return range(first, self.last_sliding_end(ts) + 1, self.slide_ms)
+
+    def closed(self, window_end: int, watermark: int) -> bool:
+        """Flink's rule: a window is late once ``max timestamp + allowed lateness <= watermark``."""
+        return window_end - 1 + self.lateness_ms <= watermark
+
+    def late_kinds(self, ts: int, watermark: int) -> tuple[bool, bool]:
+        """(too late for every tumbling window, too late for every sliding window) of ``ts``."""
+        return self.closed(self.tumbling_end(ts), watermark), self.closed(self.last_sliding_end(ts), watermark)
+
+    def pane_retired_at(self, pane_start: int) -> int:
+        """Watermark from which no window containing the pane can fire any more."""
+        return max(self.tumbling_end(pane_start), self.last_sliding_end(pane_start)) - 1 + self.lateness_ms
+
+
+@dataclass
+class PaneAcc:
+    """What a cell holds for one pane, per window kind (a late report may count for one kind only)."""
+
+    t_reports: int = 0
+    t_sog_milli_sum: int = 0
+    t_sog_count: int = 0
+    t_vessels: list[int] = field(default_factory=list)
+    s_reports: int = 0
+    s_sog_milli_sum: int = 0
+    s_sog_count: int = 0
+    s_vessels: list[int] = field(default_factory=list)
+
+    def add(self, v: VesselPane) -> None:
+        if v.tumbling:
+            self.t_reports += v.reports
+            self.t_sog_milli_sum += v.sog_milli_sum
+            self.t_sog_count += v.sog_count
+            if v.mmsi not in self.t_vessels:
+                self.t_vessels.append(v.mmsi)
+        if v.sliding:
+            self.s_reports += v.reports
+            self.s_sog_milli_sum += v.sog_milli_sum
+            self.s_sog_count += v.sog_count
+            if v.mmsi not in self.s_vessels:
+                self.s_vessels.append(v.mmsi)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    window: str
+    cell: str
+    window_start: int
+    window_end: int
+    reports: int
+    vessels: int
+    avg_sog: float | None
+    revision: int
+
+
+class CellStore(Protocol):
+    """The keyed state of one cell."""
+
+    def panes(self) -> list[tuple[int, PaneAcc]]: ...
+    def get_pane(self, pane_start: int) -> PaneAcc | None: ...
+    def put_pane(self, pane_start: int, acc: PaneAcc) -> None: ...
+    def remove_pane(self, pane_start: int) -> None: ...
+    def revision(self, window: str, start: int) -> int | None: ...
+    def set_revision(self, window: str, start: int, revision: int) -> None: ...
+    def revisions(self) -> list[tuple[str, int]]: ...
+    def remove_revision(self, window: str, start: int) -> None: ...
+    def register_timer(self, ts: int) -> None: ...
+
+
+def _aggregate(kind: str, cell: str, start: int, end: int, panes: list[PaneAcc], revision: int) -> Aggregate | None:
+    reports = sog_sum = sog_n = 0
+    vessels: set[int] = set()
+    for p in panes:
+        if kind == TUMBLING:
+            reports += p.t_reports
+            sog_sum += p.t_sog_milli_sum
+            sog_n += p.t_sog_count
+            vessels.update(p.t_vessels)
+        else:
+            reports += p.s_reports
+            sog_sum += p.s_sog_milli_sum
+            sog_n += p.s_sog_count
+            vessels.update(p.s_vessels)
+    if reports == 0:
+        return None
+    avg = round(sog_sum / sog_n / 1000, 3) if sog_n else None
+    return Aggregate(kind, cell, start, end, reports, len(vessels), avg, revision)
+
+
+class CellWindows:
+    """Tumbling and sliding aggregates of one geohash cell."""
+
+    def __init__(self, spec: WindowSpec) -> None:
+        self.spec = spec
+
+    def _window_panes(self, store: CellStore, start: int, end: int) -> list[PaneAcc]:
+        return [acc for p, acc in store.panes() if start <= p < end]
+
+    def _fire(self, store: CellStore, cell: str, kind: str, start: int, end: int) -> Aggregate | None:
+        previous = store.revision(kind, start)
+        revision = 0 if previous is None else previous + 1
+        agg = _aggregate(kind, cell, start, end, self._window_panes(store, start, end), revision)
+        if agg is not None:
+            store.set_revision(kind, start, revision)
+        return agg
+
+    def _first_boundary_after(self, pane_start: int, watermark: int) -> int:
+        """The first window end of the pane that the watermark has not reached, or later."""
+        pane_ms = self.spec.pane_ms
+        boundary = pane_start + pane_ms
+        if boundary - 1 <= watermark:
+            boundary = (watermark + 1) - (watermark + 1) % pane_ms + pane_ms
+        return boundary
+
+    def on_contribution(self, store: CellStore, v: VesselPane, watermark: int) -> list[Aggregate]:
+        """Add a vessel's pane contribution. A window it belongs to whose end the watermark has
+        passed, but not its end plus the allowed lateness, fires again at once (Flink's
+        event-time trigger does the same); the others fire on their timers."""
+        spec = self.spec
+        watermark = max(watermark, v.watermark)
+        acc = store.get_pane(v.pane_start)
+        if acc is None:
+            acc = PaneAcc()
+            boundary = self._first_boundary_after(v.pane_start, watermark)
+            last_end = max(spec.tumbling_end(v.pane_start), spec.last_sliding_end(v.pane_start))
+            if boundary <= last_end:
+                store.register_timer(boundary - 1)
+            store.register_timer(spec.pane_retired_at(v.pane_start))
+        acc.add(v)
+        store.put_pane(v.pane_start, acc)
+        out: list[Aggregate] = []
+        ends: list[tuple[str, int, int]] = []
+        if v.tumbling:
+            end = spec.tumbling_end(v.pane_start)
+            ends.append((TUMBLING, end - spec.window_ms, end))
+        if v.sliding:
+            ends.extend((SLIDING, end - spec.slide_size_ms, end) for end in spec.sliding_ends(v.pane_start))
+        for kind, start, end in ends:
+            if end - 1 <= watermark and not spec.closed(end, watermark):
+                agg = self._fire(store, v.cell, kind, start, end)
+                if agg:
+                    out.append(agg)
+        return out
+
+    def on_timer(self, store: CellStore, cell: str, ts: int) -> list[Aggregate]:
+        """Fire the windows that end at ``ts + 1``; drop what no window can use any more."""
+        spec = self.spec
+        boundary = ts + 1
+        out: list[Aggregate] = []
+        if boundary % spec.pane_ms == 0:
+            if boundary % spec.window_ms == 0 and store.revision(TUMBLING, boundary - spec.window_ms) is None:
+                agg = self._fire(store, cell, TUMBLING, boundary - spec.window_ms, boundary)
+                if agg:
+                    out.append(agg)
+            if boundary % spec.slide_ms == 0 and store.revision(SLIDING, boundary - spec.slide_size_ms) is None:
+                agg = self._fire(store, cell, SLIDING, boundary - spec.slide_size_ms, boundary)
+                if agg:
+                    out.append(agg)
+        alive_until = None
+        for pane_start, _ in store.panes():
+            if spec.pane_retired_at(pane_start) <= ts:
+                store.remove_pane(pane_start)
+            else:
+                last_end = max(spec.tumbling_end(pane_start), spec.last_sliding_end(pane_start))
+                alive_until = last_end if alive_until is None else max(alive_until, last_end)
+        for kind, start in store.revisions():
+            size = spec.window_ms if kind == TUMBLING else spec.slide_size_ms
+            if spec.closed(start + size, ts):
+                store.remove_revision(kind, start)
+        # Chain the next boundary while some pane still belongs to a window that has not fired.
+        if boundary % spec.pane_ms == 0 and alive_until is not None and boundary + spec.pane_ms <= alive_until:
+            store.register_timer(boundary + spec.pane_ms - 1)
+        return out
+
+
+class DictCellStore:
+    """A :class:`CellStore` in plain dicts, for tests and the plain implementation."""
+
+    def __init__(self) -> None:
+        self._panes: dict[int, PaneAcc] = {}
+        self._revisions: dict[tuple[str, int], int] = {}
+        self.timers: set[int] = set()
+
+    def panes(self) -> list[tuple[int, PaneAcc]]:
+        return sorted(self._panes.items())
+
+    def get_pane(self, pane_start: int) -> PaneAcc | None:
+        return self._panes.get(pane_start)
+
+    def put_pane(self, pane_start: int, acc: PaneAcc) -> None:
+        self._panes[pane_start] = acc
+
+    def remove_pane(self, pane_start: int) -> None:
+        del self._panes[pane_start]
+
+    def revision(self, window: str, start: int) -> int | None:
+        return self._revisions.get((window, start))
+
+    def set_revision(self, window: str, start: int, revision: int) -> None:
+        self._revisions[(window, start)] = revision
+
+    def revisions(self) -> list[tuple[str, int]]:
+        return list(self._revisions)
+
+    def remove_revision(self, window: str, start: int) -> None:
+        del self._revisions[(window, start)]
+
+    def register_timer(self, ts: int) -> None:
+        self.timers.add(ts)

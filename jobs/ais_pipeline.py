@@ -106,70 +106,109 @@ def file_source(env, config: PipelineConfig):  # type: ignore[no-untyped-def]
     return env.from_source(source, WatermarkStrategy.no_watermarks(), "read lines").uid("source-lines")
 
 
-def build_pipeline(lines, config: PipelineConfig, emit_tallies: bool = True) -> Streams:  # type: ignore[no-untyped-def]
+HELPERS_JAR = _ROOT / "build" / "ais-flink-helpers.jar"
+
+
+def helpers_jar() -> Path:
+    """The job's Java helper jar (per-event watermarks), built from java/ on first use."""
+    import subprocess
+
+    sources = list((_ROOT / "java" / "src").rglob("*.java"))
+    stale = not HELPERS_JAR.exists() or any(s.stat().st_mtime > HELPERS_JAR.stat().st_mtime for s in sources)
+    if stale:
+        env = dict(os.environ, PYTHON=sys.executable)
+        subprocess.run(["bash", str(_ROOT / "scripts" / "build-java.sh")], check=True, env=env, capture_output=True)
+    return HELPERS_JAR
+
+
+def per_event_watermarks(env, config: PipelineConfig):  # type: ignore[no-untyped-def]
+    """Bounded out-of-orderness watermarks emitted per event (reproducible), with idleness."""
+    from pyflink.common import Duration, WatermarkStrategy
+    from pyflink.java_gateway import get_gateway
+
+    from udfs.flink_functions import EventTime
+
+    env.add_jars(helpers_jar().as_uri())
+    j_strategy = get_gateway().jvm.ais.flink.PerEventWatermarks.boundedOutOfOrderness(
+        config.out_of_orderness_s * 1000
+    )
+    return (
+        WatermarkStrategy(j_strategy)
+        .with_idleness(Duration.of_seconds(config.idle_timeout_s))
+        .with_timestamp_assigner(EventTime(config.input_format, config.max_clock_skew_ms))
+    )
+
+
+def side_output(stream, tag):  # type: ignore[no-untyped-def]
+    """A side output as the Java stream it is. PyFlink's ``get_side_output`` appends a Python
+    identity map, which costs a Java/Python round trip for every record of the side output."""
+    from pyflink.datastream import DataStream
+
+    return DataStream(stream._j_data_stream.getSideOutput(tag.get_java_output_tag()))
+
+
+def keyed_by_first_field(stream, key_type, record_type):  # type: ignore[no-untyped-def]
+    """Key a stream of ``Row(key, record)`` on its first field, in Java.
+
+    The producing Python operator computes the key along with the record; PyFlink's ``key_by``
+    would add a Python operator (another round trip per record) just to compute it.
+    """
+    from pyflink.common import Types
+    from pyflink.datastream import KeyedStream
+    from pyflink.java_gateway import get_gateway
+
+    j_keyed = stream._j_data_stream.keyBy(
+        get_gateway().jvm.KeyByKeySelector(), Types.ROW([key_type]).get_java_type_info()
+    )
+    return KeyedStream(j_keyed, record_type, stream)
+
+
+def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True) -> Streams:  # type: ignore[no-untyped-def]
     """The whole job on a stream of raw lines."""
-    from pyflink.common import Duration, Types, WatermarkStrategy
+    from pyflink.common import Types
 
     from udfs import flink_functions as f
-    from udfs.records import report_type, vessel_pane_type
+    from udfs.records import fragment_type, keyed, report_type, vessel_pane_type
 
-    watermarks = (
-        WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(config.out_of_orderness_s))
-        .with_idleness(Duration.of_seconds(config.idle_timeout_s))
-        .with_timestamp_assigner(f.EventTime(config.input_format, config.max_clock_skew_ms))
-    )
+    watermarks = per_event_watermarks(env, config)
     timed = lines.assign_timestamps_and_watermarks(watermarks).name("event time and watermarks").uid("event-time")
     parsed = (
-        timed.process(f.ParseLines(config.input_format, emit_tallies), output_type=report_type())
+        timed.process(f.ParseLines(config.input_format, emit_tallies), output_type=keyed(Types.LONG(), report_type()))
         .name("parse lines")
         .uid("parse")
     )
+    fragments = keyed_by_first_field(side_output(parsed, f.FRAGMENTS), Types.STRING(), fragment_type())
     assembled = (
-        parsed.get_side_output(f.FRAGMENTS)
-        .key_by(fragment_group, key_type=Types.STRING())
-        .process(f.AssembleMultipart(config.multipart_timeout_ms, emit_tallies), output_type=report_type())
+        fragments.process(
+            f.AssembleMultipart(config.multipart_timeout_ms, emit_tallies),
+            output_type=keyed(Types.LONG(), report_type()),
+        )
         .name("reassemble multipart")
         .uid("multipart")
     )
     vessels = (
-        parsed.key_by(report_mmsi, key_type=Types.LONG())
-        .connect(assembled.key_by(report_mmsi, key_type=Types.LONG()))
-        .process(f.DedupVessel(config, emit_tallies), output_type=vessel_pane_type())
+        keyed_by_first_field(parsed, Types.LONG(), report_type())
+        .connect(keyed_by_first_field(assembled, Types.LONG(), report_type()))
+        .process(f.DedupVessel(config, emit_tallies), output_type=keyed(Types.INT(), vessel_pane_type()))
         .name("dedup by MMSI")
         .uid("dedup")
     )
     aggregates = (
-        vessels.key_by(pane_cell, key_type=Types.STRING())
+        keyed_by_first_field(vessels, Types.INT(), vessel_pane_type())
         .process(f.CellAggregates(config), output_type=Types.STRING())
-        .name("cell windows")
+        .name("cell windows (keyed by cell shard)")
         .uid("windows")
     )
-    dead = parsed.get_side_output(f.DEAD).union(
-        assembled.get_side_output(f.DEAD), vessels.get_side_output(f.DEAD)
-    )
-    tally = parsed.get_side_output(f.TALLY).union(
-        assembled.get_side_output(f.TALLY), vessels.get_side_output(f.TALLY)
-    )
+    dead = side_output(parsed, f.DEAD).union(side_output(assembled, f.DEAD), side_output(vessels, f.DEAD))
+    tally = side_output(parsed, f.TALLY).union(side_output(assembled, f.TALLY), side_output(vessels, f.TALLY))
     return Streams(
-        positions=vessels.get_side_output(f.POSITIONS),
-        static=vessels.get_side_output(f.STATIC),
+        positions=side_output(vessels, f.POSITIONS),
+        static=side_output(vessels, f.STATIC),
         aggregates=aggregates,
-        late=vessels.get_side_output(f.LATE_OUT),
+        late=side_output(vessels, f.LATE_OUT),
         dead_letter=dead,
         tally=tally,
     )
-
-
-def fragment_group(row) -> str:  # type: ignore[no-untyped-def]
-    return row.group  # type: ignore[no-any-return]
-
-
-def report_mmsi(row) -> int:  # type: ignore[no-untyped-def]
-    return row.mmsi  # type: ignore[no-any-return]
-
-
-def pane_cell(row) -> str:  # type: ignore[no-untyped-def]
-    return row.cell  # type: ignore[no-any-return]
 
 
 def jsonl_sink(directory: Path):  # type: ignore[no-untyped-def]
@@ -219,7 +258,7 @@ def run(config: PipelineConfig) -> dict[str, object]:
 
     env = local_environment(config)
     lines = file_source(env, config)
-    streams = build_pipeline(lines, config)
+    streams = build_pipeline(env, lines, config)
     scratch = Path(tempfile.mkdtemp(prefix="ais-tally-"))
     try:
         if config.output_dir is not None:

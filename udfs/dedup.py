@@ -1,4 +1,4 @@
-"""Per-vessel deduplication, lateness and pane pre-aggregation, in plain Python.
+"""Per-vessel deduplication and lateness, in plain Python.
 
 The Flink operator keyed by MMSI calls :meth:`VesselLogic.process` for every report of one vessel
 and :meth:`VesselLogic.on_timer` for its event-time timers, over a :class:`VesselStore` that it
@@ -65,13 +65,6 @@ class VesselMeta:
     cleanup_at: int  # pending cleanup timer, TIME_UNKNOWN when none
 
 
-@dataclass(frozen=True, slots=True)
-class PaneBuffer:
-    reports: int
-    sog_milli_sum: int
-    sog_count: int
-
-
 class VesselStore(Protocol):
     """The keyed state of one vessel."""
 
@@ -83,10 +76,6 @@ class VesselStore(Protocol):
     def set_meta(self, meta: VesselMeta) -> None: ...
     def static(self, kind: str) -> tuple[str, int] | None: ...
     def set_static(self, kind: str, content: str, ts: int) -> None: ...
-    def buffered(self) -> list[tuple[str, PaneBuffer]]: ...
-    def get_buffered(self, key: str) -> PaneBuffer | None: ...
-    def put_buffered(self, key: str, acc: PaneBuffer) -> None: ...
-    def remove_buffered(self, key: str) -> None: ...
     def clear(self) -> None: ...
     def register_timer(self, ts: int) -> None: ...
 
@@ -120,8 +109,8 @@ class VesselLogic:
         self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms)
 
     def process(self, store: VesselStore, report: Report, watermark: int) -> tuple[Outcome, VesselPane | None]:
-        """Decide one report; returns its outcome and, for a late-but-allowed report, the pane
-        contribution to send on at once (on-time ones are buffered until the pane's timer)."""
+        """Decide one report; returns its outcome and, for a kept position, its contribution to
+        the windows of its cell."""
         meta = store.meta()
         ts = report.ts
         if meta is None:
@@ -184,41 +173,20 @@ class VesselLogic:
         if late_t and late_s:
             return Outcome(LATE, report, position=pos, cell=cell, late_windows=late), None
         outcome = Outcome(KEPT_POSITION, report, position=pos, cell=cell, late_windows=late)
-        pane_start = self.spec.pane_start(ts)
         sog_sum, sog_n = sog_milli(pos.sog)
-        if pane_start + self.spec.pane_ms - 1 > watermark:
-            key = f"{pane_start}|{cell}"
-            acc = store.get_buffered(key)
-            if acc is None:
-                store.register_timer(pane_start + self.spec.pane_ms - 1)
-                acc = PaneBuffer(0, 0, 0)
-            store.put_buffered(key, PaneBuffer(acc.reports + 1, acc.sog_milli_sum + sog_sum, acc.sog_count + sog_n))
-            return outcome, None
-        pane = VesselPane(cell, pane_start, report.mmsi, 1, sog_sum, sog_n, not late_t, not late_s, watermark)
+        pane = VesselPane(cell, self.spec.pane_start(ts), report.mmsi, 1, sog_sum, sog_n, not late_t, not late_s)
         return outcome, pane
 
-    def on_timer(self, store: VesselStore, mmsi: int, ts: int) -> list[VesselPane]:
-        """Send on the panes that end at ``ts``; drop the vessel once it has been silent too long."""
-        out: list[VesselPane] = []
-        for key, acc in store.buffered():
-            pane_text, _, cell = key.partition("|")
-            pane_start = int(pane_text)
-            if pane_start + self.spec.pane_ms - 1 <= ts:
-                out.append(
-                    VesselPane(
-                        cell, pane_start, mmsi, acc.reports, acc.sog_milli_sum, acc.sog_count, True, True, TIME_UNKNOWN
-                    )
-                )
-                store.remove_buffered(key)
+    def on_timer(self, store: VesselStore, ts: int) -> None:
+        """Drop the vessel once its newest report is older than the retention, in event time."""
         meta = store.meta()
         if meta is not None and meta.cleanup_at == ts:
-            if meta.max_ts + self.retention_ms <= ts and not store.buffered():
+            if meta.max_ts + self.retention_ms <= ts:
                 store.clear()
             else:
                 cleanup_at = max(meta.max_ts + self.retention_ms, ts + 1)
                 store.register_timer(cleanup_at)
                 store.set_meta(replace(meta, cleanup_at=cleanup_at))
-        return out
 
 
 class DictVesselStore:
@@ -228,7 +196,6 @@ class DictVesselStore:
         self._ids: dict[str, int] = {}
         self._meta: VesselMeta | None = None
         self._static: dict[str, tuple[str, int]] = {}
-        self._buffered: dict[str, PaneBuffer] = {}
         self.timers: set[int] = set()
 
     def first_seen(self, identity: str) -> int | None:
@@ -255,23 +222,10 @@ class DictVesselStore:
     def set_static(self, kind: str, content: str, ts: int) -> None:
         self._static[kind] = (content, ts)
 
-    def buffered(self) -> list[tuple[str, PaneBuffer]]:
-        return list(self._buffered.items())
-
-    def get_buffered(self, key: str) -> PaneBuffer | None:
-        return self._buffered.get(key)
-
-    def put_buffered(self, key: str, acc: PaneBuffer) -> None:
-        self._buffered[key] = acc
-
-    def remove_buffered(self, key: str) -> None:
-        del self._buffered[key]
-
     def clear(self) -> None:
         self._ids.clear()
         self._meta = None
         self._static.clear()
-        self._buffered.clear()
 
     def register_timer(self, ts: int) -> None:
         self.timers.add(ts)

@@ -30,14 +30,13 @@ from udfs.dedup import (
     DEAD_LETTER,
     KEPT_POSITION,
     KEPT_STATIC,
-    PaneBuffer,
     VesselLogic,
     VesselMeta,
 )
 from udfs.multipart import MultipartAssembler, PendingGroup
 from udfs.parse import DeadLetter, Skipped, event_time, is_future, parse_line_cached
 from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_row, to_row
-from udfs.windows import CellWindows, PaneAcc, WindowSpec
+from udfs.windows import CellWindows, PaneAcc, WindowSpec, cell_shard
 
 
 def _tag(name: str) -> OutputTag:
@@ -53,9 +52,9 @@ TALLY = _tag("tally")
 
 
 def fragments_tag() -> OutputTag:
-    from udfs.records import fragment_type
+    from udfs.records import fragment_type, keyed
 
-    return OutputTag("fragments", fragment_type())
+    return OutputTag("fragments", keyed(Types.STRING(), fragment_type()))
 
 
 FRAGMENTS = fragments_tag()
@@ -136,17 +135,18 @@ class ParseLines(ProcessFunction):
                 DeadLetter(parsed.raw, "future_timestamp", parsed.receiver, "event time ahead of the wall clock")
             )
             return
+        watermark = ctx.timer_service().current_watermark()
         if isinstance(parsed, Report):
             if parsed.ts == TIME_UNKNOWN:
                 yield from self.tallies.count("no_time")
                 parsed = replace(parsed, ts=assigned)
-            yield to_row(parsed)
+            yield Row(parsed.mmsi, to_row(replace(parsed, watermark=watermark)))
             return
         if not parsed.has_time and parsed.frag_num == 1:
             yield from self.tallies.count("no_time")
         if parsed.frag_num == 1:
             parsed = replace(parsed, ts=assigned)
-        yield FRAGMENTS, to_row(parsed)
+        yield FRAGMENTS, Row(parsed.group, to_row(replace(parsed, watermark=watermark)))
 
 
 class _GroupState:
@@ -195,7 +195,7 @@ class AssembleMultipart(KeyedProcessFunction):
             return
         yield from self.tallies.count("fragments_joined", step.joined)
         if isinstance(message, Report):
-            yield to_row(message)
+            yield Row(message.mmsi, to_row(message))
         elif isinstance(message, Skipped):
             yield from self.tallies.count(message.kind)
         else:
@@ -212,73 +212,94 @@ _META_TYPE = [Types.LONG()] * 6
 _META_NAMES = ["last_lat5", "last_lon5", "last_ts", "max_ts", "pruned_at", "cleanup_at"]
 
 
+class _VesselEntry:
+    """One vessel's state as Python objects: the read side of the write-through cache."""
+
+    __slots__ = ("ids", "meta", "static")
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.meta: VesselMeta | None = None
+        self.static: dict[str, tuple[str, int]] = {}
+
+
 class _VesselState:
-    """:class:`udfs.dedup.VesselStore` on Flink keyed state (one vessel = one MMSI key)."""
+    """:class:`udfs.dedup.VesselStore` on Flink keyed state (one vessel = one MMSI key).
+
+    Keyed state is the truth (checkpointed, restored, rescaled); every write goes to it at once.
+    Reads come from a Python copy of each key's state, loaded from keyed state on first use: only
+    this operator instance writes its keys, and a restore starts a new instance with an empty
+    copy, so the copy never disagrees with the state. It spares a Java call per read.
+    """
 
     def __init__(self, ctx: RuntimeContext) -> None:
-        self.ids = ctx.get_map_state(MapStateDescriptor("identities", Types.STRING(), Types.LONG()))
+        self._ids = ctx.get_map_state(MapStateDescriptor("identities", Types.STRING(), Types.LONG()))
         self._meta = ctx.get_state(ValueStateDescriptor("vessel", Types.ROW_NAMED(_META_NAMES, _META_TYPE)))
         self._static = ctx.get_map_state(
             MapStateDescriptor(
                 "static", Types.STRING(), Types.ROW_NAMED(["content", "ts"], [Types.STRING(), Types.LONG()])
             )
         )
-        self._buffered = ctx.get_map_state(
-            MapStateDescriptor(
-                "pane_buffer",
-                Types.STRING(),
-                Types.ROW_NAMED(["reports", "sog_milli_sum", "sog_count"], [Types.INT(), Types.LONG(), Types.INT()]),
-            )
-        )
-        self.timers: Any = None
+        self._cache: dict[int, _VesselEntry] = {}
+        self._entry = _VesselEntry()
+        self._key = 0
+        self._timers: Any = None
+
+    def bind(self, key: int, timers: Any) -> None:
+        """Point the store at the current key (the operator has already set it in Flink)."""
+        self._timers = timers
+        self._key = key
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = _VesselEntry()
+            entry.ids = dict(self._ids.items())
+            row = self._meta.value()
+            entry.meta = None if row is None else VesselMeta(*row)
+            entry.static = {k: (v[0], v[1]) for k, v in self._static.items()}
+            self._cache[key] = entry
+        self._entry = entry
+
+    def keys_held(self) -> int:
+        return len(self._cache)
 
     def first_seen(self, identity: str) -> int | None:
-        return self.ids.get(identity)  # type: ignore[no-any-return]
+        return self._entry.ids.get(identity)
 
     def remember(self, identity: str, ts: int) -> None:
-        self.ids.put(identity, ts)
+        self._entry.ids[identity] = ts
+        self._ids.put(identity, ts)
 
     def identities(self) -> list[tuple[str, int]]:
-        return list(self.ids.items())
+        return list(self._entry.ids.items())
 
     def forget(self, identity: str) -> None:
-        self.ids.remove(identity)
+        del self._entry.ids[identity]
+        self._ids.remove(identity)
 
     def meta(self) -> VesselMeta | None:
-        row = self._meta.value()
-        return None if row is None else VesselMeta(*row)
+        return self._entry.meta
 
     def set_meta(self, meta: VesselMeta) -> None:
-        self._meta.update(to_row(meta))
+        if meta != self._entry.meta:
+            self._entry.meta = meta
+            self._meta.update(to_row(meta))
 
     def static(self, kind: str) -> tuple[str, int] | None:
-        row = self._static.get(kind)
-        return None if row is None else (row[0], row[1])
+        return self._entry.static.get(kind)
 
     def set_static(self, kind: str, content: str, ts: int) -> None:
+        self._entry.static[kind] = (content, ts)
         self._static.put(kind, Row(content, ts))
 
-    def buffered(self) -> list[tuple[str, PaneBuffer]]:
-        return [(k, PaneBuffer(*v)) for k, v in self._buffered.items()]
-
-    def get_buffered(self, key: str) -> PaneBuffer | None:
-        row = self._buffered.get(key)
-        return None if row is None else PaneBuffer(*row)
-
-    def put_buffered(self, key: str, acc: PaneBuffer) -> None:
-        self._buffered.put(key, to_row(acc))
-
-    def remove_buffered(self, key: str) -> None:
-        self._buffered.remove(key)
-
     def clear(self) -> None:
-        self.ids.clear()
+        self._cache.pop(self._key, None)
+        self._entry = _VesselEntry()
+        self._ids.clear()
         self._meta.clear()
         self._static.clear()
-        self._buffered.clear()
 
     def register_timer(self, ts: int) -> None:
-        self.timers.register_event_time_timer(ts)
+        self._timers.register_event_time_timer(ts)
 
 
 class DedupVessel(KeyedCoProcessFunction):
@@ -300,12 +321,14 @@ class DedupVessel(KeyedCoProcessFunction):
     def open(self, runtime_context: RuntimeContext) -> None:
         self.store = _VesselState(runtime_context)
         self.tallies = _Tallies(runtime_context, self.emit_tallies)
+        runtime_context.get_metrics_group().gauge("dedup_keys_held", self.store.keys_held)
 
     def _process(self, value: Any, ctx: Any) -> Iterator[Any]:
         report = from_row(Report, value)
         timers = ctx.timer_service()
-        self.store.timers = timers
-        outcome, pane = self.logic.process(self.store, report, timers.current_watermark())
+        self.store.bind(report.mmsi, timers)
+        watermark = max(timers.current_watermark(), report.watermark)
+        outcome, pane = self.logic.process(self.store, report, watermark)
         kind = outcome.kind
         if kind == KEPT_POSITION:
             assert outcome.position is not None
@@ -323,7 +346,7 @@ class DedupVessel(KeyedCoProcessFunction):
                 yield LATE_OUT, outputs.late_json(outcome.position, outcome.cell, window)
                 yield from self.tallies.count("late_record:" + window)
         if pane is not None:
-            yield to_row(pane)
+            yield Row(cell_shard(pane.cell), to_row(pane))
 
     def process_element1(self, value: Any, ctx: Any) -> Iterator[Any]:
         yield from self._process(value, ctx)
@@ -331,10 +354,9 @@ class DedupVessel(KeyedCoProcessFunction):
     def process_element2(self, value: Any, ctx: Any) -> Iterator[Any]:
         yield from self._process(value, ctx)
 
-    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
-        self.store.timers = ctx.timer_service()
-        for pane in self.logic.on_timer(self.store, ctx.get_current_key(), timestamp):
-            yield to_row(pane)
+    def on_timer(self, timestamp: int, ctx: Any) -> None:
+        self.store.bind(ctx.get_current_key(), ctx.timer_service())
+        self.logic.on_timer(self.store, timestamp)
 
 
 def _pane_row_type() -> Any:
@@ -362,24 +384,75 @@ def _pane_row_type() -> Any:
     )
 
 
-class _CellState:
-    """:class:`udfs.windows.CellStore` on Flink keyed state (one cell = one geohash key)."""
+class _CellEntry:
+    __slots__ = ("panes", "revisions")
+
+    def __init__(self) -> None:
+        self.panes: dict[int, PaneAcc] = {}
+        self.revisions: dict[tuple[str, int], int] = {}
+
+
+def _pane_from_row(v: Any) -> PaneAcc:
+    return PaneAcc(v[0], v[1], v[2], list(v[3]), v[4], v[5], v[6], list(v[7]))
+
+
+class _ShardState:
+    """The keyed state of one shard of cells, and a :class:`udfs.windows.CellStore` view of each
+    of its cells (``cell(name)``), with the same write-through Python copy as the vessel state.
+    Map keys are ``cell|pane start`` and ``cell|window kind|window start``."""
 
     def __init__(self, ctx: RuntimeContext) -> None:
-        self._panes = ctx.get_map_state(MapStateDescriptor("panes", Types.LONG(), _pane_row_type()))
+        self._panes = ctx.get_map_state(MapStateDescriptor("panes", Types.STRING(), _pane_row_type()))
         self._revisions = ctx.get_map_state(MapStateDescriptor("revisions", Types.STRING(), Types.INT()))
+        self._cache: dict[int, dict[str, _CellEntry]] = {}
+        self.cells: dict[str, _CellEntry] = {}
         self.timers: Any = None
 
+    def bind(self, shard: int, timers: Any) -> None:
+        self.timers = timers
+        cells = self._cache.get(shard)
+        if cells is None:
+            cells = {}
+            for key, v in self._panes.items():
+                cell, _, start = key.rpartition("|")
+                cells.setdefault(cell, _CellEntry()).panes[int(start)] = _pane_from_row(v)
+            for key, rev in self._revisions.items():
+                cell, window, start = key.split("|")
+                cells.setdefault(cell, _CellEntry()).revisions[(window, int(start))] = rev
+            self._cache[shard] = cells
+        self.cells = cells
+
+    def cell(self, name: str) -> _CellView:
+        entry = self.cells.get(name)
+        if entry is None:
+            entry = self.cells[name] = _CellEntry()
+        return _CellView(self, name, entry)
+
+    def release_empty_cells(self) -> None:
+        for name in [n for n, e in self.cells.items() if not e.panes and not e.revisions]:
+            del self.cells[name]
+
+
+class _CellView:
+    """:class:`udfs.windows.CellStore` of one cell of a shard."""
+
+    __slots__ = ("_entry", "_name", "_shard")
+
+    def __init__(self, shard: _ShardState, name: str, entry: _CellEntry) -> None:
+        self._shard = shard
+        self._name = name
+        self._entry = entry
+
     def panes(self) -> list[tuple[int, PaneAcc]]:
-        return sorted((k, PaneAcc(v[0], v[1], v[2], list(v[3]), v[4], v[5], v[6], list(v[7]))) for k, v in self._panes.items())
+        return sorted(self._entry.panes.items())
 
     def get_pane(self, pane_start: int) -> PaneAcc | None:
-        v = self._panes.get(pane_start)
-        return None if v is None else PaneAcc(v[0], v[1], v[2], list(v[3]), v[4], v[5], v[6], list(v[7]))
+        return self._entry.panes.get(pane_start)
 
     def put_pane(self, pane_start: int, acc: PaneAcc) -> None:
-        self._panes.put(
-            pane_start,
+        self._entry.panes[pane_start] = acc
+        self._shard._panes.put(
+            f"{self._name}|{pane_start}",
             Row(
                 acc.t_reports,
                 acc.t_sog_milli_sum,
@@ -393,45 +466,57 @@ class _CellState:
         )
 
     def remove_pane(self, pane_start: int) -> None:
-        self._panes.remove(pane_start)
+        del self._entry.panes[pane_start]
+        self._shard._panes.remove(f"{self._name}|{pane_start}")
 
     def revision(self, window: str, start: int) -> int | None:
-        return self._revisions.get(f"{window}|{start}")  # type: ignore[no-any-return]
+        return self._entry.revisions.get((window, start))
 
     def set_revision(self, window: str, start: int, revision: int) -> None:
-        self._revisions.put(f"{window}|{start}", revision)
+        self._entry.revisions[(window, start)] = revision
+        self._shard._revisions.put(f"{self._name}|{window}|{start}", revision)
 
     def revisions(self) -> list[tuple[str, int]]:
-        out = []
-        for key in list(self._revisions.keys()):
-            window, _, start = key.partition("|")
-            out.append((window, int(start)))
-        return out
+        return list(self._entry.revisions)
 
     def remove_revision(self, window: str, start: int) -> None:
-        self._revisions.remove(f"{window}|{start}")
+        del self._entry.revisions[(window, start)]
+        self._shard._revisions.remove(f"{self._name}|{window}|{start}")
 
     def register_timer(self, ts: int) -> None:
-        self.timers.register_event_time_timer(ts)
+        self._shard.timers.register_event_time_timer(ts)
 
 
 class CellAggregates(KeyedProcessFunction):
-    """Keyed by geohash cell: pane contributions to tumbling and sliding aggregates (JSON)."""
+    """Keyed by cell shard: contributions to tumbling and sliding aggregates per cell.
+
+    One timer per shard and window end fires every cell of the shard, and each firing leaves as
+    one record of JSON Lines (one line per aggregate): a single Java/Python round trip for all
+    the windows that end together, where one timer per cell took one per cell and window.
+    """
 
     def __init__(self, config: PipelineConfig) -> None:
         self.windows = CellWindows(window_spec(config))
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.store = _CellState(runtime_context)
+        self.store = _ShardState(runtime_context)
 
     def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[str]:
         contribution = from_row(VesselPane, value)
         timers = ctx.timer_service()
-        self.store.timers = timers
-        for agg in self.windows.on_contribution(self.store, contribution, timers.current_watermark()):
-            yield outputs.aggregate_json(agg)
+        self.store.bind(ctx.get_current_key(), timers)
+        cell = self.store.cell(contribution.cell)
+        aggs = self.windows.on_contribution(cell, contribution, timers.current_watermark())
+        if aggs:
+            yield "\n".join(outputs.aggregate_json(a) for a in aggs)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[str]:
-        self.store.timers = ctx.timer_service()
-        for agg in self.windows.on_timer(self.store, ctx.get_current_key(), timestamp):
-            yield outputs.aggregate_json(agg)
+        self.store.bind(ctx.get_current_key(), ctx.timer_service())
+        lines = [
+            outputs.aggregate_json(agg)
+            for name in list(self.store.cells)
+            for agg in self.windows.on_timer(self.store.cell(name), name, timestamp)
+        ]
+        self.store.release_empty_cells()
+        if lines:
+            yield "\n".join(lines)

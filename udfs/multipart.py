@@ -9,7 +9,7 @@ last fragment before the timeout (event time after the first fragment; the end o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from udfs.parse import DeadLetter, Skipped, report_from_payload
@@ -82,6 +82,8 @@ class MultipartAssembler:
             return Step()
         store.clear()
         message = report_from_payload(payload, frag.fill, pending.receiver, pending.ts, raw)
+        if isinstance(message, Report):
+            message = replace(message, watermark=frag.watermark)
         return Step(message=message, joined=frag.frag_cnt - 1)
 
     def on_timer(self, store: GroupStore, ts: int) -> DeadLetter | None:

@@ -44,6 +44,9 @@ class Report:
     sog: float | None = None
     cog: float | None = None
     heading: int | None = None
+    # The parse operator's watermark when it read the line. Lateness is decided against it, so
+    # the same input in the same order always gives the same late reports.
+    watermark: int = -(2**63)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,17 +62,14 @@ class Fragment:
     ts: int  # event time, epoch ms; TIME_UNKNOWN when the sentence carried none
     has_time: bool
     raw: str
+    watermark: int = -(2**63)
 
 
 @dataclass(frozen=True, slots=True)
 class VesselPane:
-    """What one vessel contributed to one cell in one pane (the slice both window kinds share).
-
-    The dedup operator pre-aggregates a vessel's kept reports per pane and cell before the shuffle
-    by cell; ``tumbling`` / ``sliding`` say which window kinds the contribution still counts for
-    (a late report may be too late for one kind only). ``watermark`` is the dedup operator's
-    watermark when it decided that, so the window operator decides the same way.
-    """
+    """What kept reports of one vessel add to one cell in one pane (the slice both window kinds
+    are made of). ``tumbling`` / ``sliding`` say which window kinds it counts for: a late report
+    may be too late for one kind only; the dedup operator decides that, once."""
 
     cell: str
     pane_start: int
@@ -79,7 +79,6 @@ class VesselPane:
     sog_count: int
     tumbling: bool
     sliding: bool
-    watermark: int
 
 
 TIME_UNKNOWN = -(2**63)  # Long.MIN_VALUE: "no event time", never moves a watermark
@@ -102,6 +101,7 @@ def report_type() -> TypeInformation:
             Types.DOUBLE(),
             Types.DOUBLE(),
             Types.INT(),
+            Types.LONG(),
         ],
     )
 
@@ -119,6 +119,7 @@ def fragment_type() -> TypeInformation:
             Types.LONG(),
             Types.BOOLEAN(),
             Types.STRING(),
+            Types.LONG(),
         ],
     )
 
@@ -135,7 +136,6 @@ def vessel_pane_type() -> TypeInformation:
             Types.INT(),
             Types.BOOLEAN(),
             Types.BOOLEAN(),
-            Types.LONG(),
         ],
     )
 
@@ -155,3 +155,8 @@ def to_row(record: Any) -> Row:
 def from_row(cls: type[T], row: Any) -> T:
     """A Flink Row back into its dataclass."""
     return cls(*row)
+
+
+def keyed(key_type: TypeInformation, record_type: TypeInformation) -> TypeInformation:
+    """``Row(key, record)``: what an operator emits for the next one to be keyed in Java."""
+    return Types.ROW([key_type, record_type])

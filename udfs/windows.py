@@ -12,13 +12,25 @@ that the operator backs with keyed state and the tests back with dicts.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
+from math import gcd
 from typing import Protocol
 
 from udfs.records import VesselPane
 
 TUMBLING = "tumbling"
 SLIDING = "sliding"
+
+# Cells are spread over a fixed number of shards, the key of the window operator: one timer per
+# shard and window end fires all its cells at once. Fixed, so that savepoints restore at any
+# parallelism (it is Flink's default maximum parallelism).
+CELL_SHARDS = 128
+
+
+def cell_shard(cell: str) -> int:
+    """The shard of a cell: stable across processes and Python versions (not ``hash``)."""
+    return zlib.crc32(cell.encode()) % CELL_SHARDS
 
 
 @dataclass(frozen=True)
@@ -27,12 +39,10 @@ class WindowSpec:
     slide_size_ms: int
     slide_ms: int
     lateness_ms: int
+    pane_ms: int = field(init=False)
 
-    @property
-    def pane_ms(self) -> int:
-        from math import gcd
-
-        return gcd(self.window_ms, self.slide_ms)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pane_ms", gcd(self.window_ms, self.slide_ms))
 
     def pane_start(self, ts: int) -> int:
         return ts - ts % self.pane_ms
@@ -166,7 +176,6 @@ class CellWindows:
         passed, but not its end plus the allowed lateness, fires again at once (Flink's
         event-time trigger does the same); the others fire on their timers."""
         spec = self.spec
-        watermark = max(watermark, v.watermark)
         acc = store.get_pane(v.pane_start)
         if acc is None:
             acc = PaneAcc()

@@ -1,0 +1,263 @@
+"""The same job as one plain Python loop: no Flink, dicts for state, a heap for timers.
+
+It runs the very logic the Flink operators run (parse, multipart, dedup, windows) with Flink's
+event-time rules at parallelism 1: a line is judged against the watermark of the lines before
+it; when a line moves the watermark, the timers that fall due fire, first the multipart ones,
+then the vessels', then the cells'. It is the alternative a user would write by hand, the oracle
+the Flink job is tested against, and the benchmark's baseline.
+
+    python -m udfs.plain FILE [--output DIR] [flags]
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from udfs import outputs
+from udfs.config import PipelineConfig, parse_config
+from udfs.dedup import DEAD_LETTER, KEPT_POSITION, KEPT_STATIC, DictVesselStore, VesselLogic
+from udfs.multipart import DictGroupStore, MultipartAssembler
+from udfs.parse import DeadLetter, Skipped, event_time, is_future, parse_line
+from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane
+from udfs.windows import CellWindows, DictCellStore, WindowSpec
+
+
+@dataclass
+class PlainResult:
+    positions: list[str] = field(default_factory=list)
+    static: list[str] = field(default_factory=list)
+    aggregates: list[str] = field(default_factory=list)
+    late: list[str] = field(default_factory=list)
+    dead_letter: list[str] = field(default_factory=list)
+    tallies: Counter[str] = field(default_factory=Counter)
+
+    def named(self) -> dict[str, list[str]]:
+        return {
+            "positions": self.positions,
+            "static": self.static,
+            "aggregates": self.aggregates,
+            "late": self.late,
+            "dead_letter": self.dead_letter,
+        }
+
+
+class PlainPipeline:
+    def __init__(self, config: PipelineConfig, now_ms: int | None = None) -> None:
+        self.config = config
+        self.now_ms = now_ms
+        spec = WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms)
+        self.assembler = MultipartAssembler(config.multipart_timeout_ms)
+        self.vessel_logic = VesselLogic(
+            spec,
+            config.dedup_ttl_ms,
+            config.near_window_ms,
+            config.static_ttl_ms,
+            config.out_of_orderness_s * 1000,
+            config.geohash_precision,
+        )
+        self.windows = CellWindows(spec)
+        self.groups: dict[str, DictGroupStore] = {}
+        self.vessels: dict[int, DictVesselStore] = {}
+        self.cells: dict[str, DictCellStore] = {}
+        # One heap of (time, key) per operator, and the set of (time, key) already queued.
+        self._timers: dict[str, list[tuple[int, object]]] = {"groups": [], "vessels": [], "cells": []}
+        self._queued: dict[str, set[tuple[int, object]]] = {"groups": set(), "vessels": set(), "cells": set()}
+        self.max_ts = TIME_UNKNOWN
+        self.watermark = TIME_UNKNOWN  # the source's
+        # Each operator's own watermark: it moves when the watermark reaches that operator, after
+        # the operators upstream have fired their timers (and sent on what those emitted).
+        self.op_watermark = {"groups": TIME_UNKNOWN, "vessels": TIME_UNKNOWN, "cells": TIME_UNKNOWN}
+        self.out = PlainResult()
+
+    # -- stores -------------------------------------------------------------------------------
+    def _collect_timers(self, kind: str, key: object, store: DictGroupStore | DictVesselStore | DictCellStore) -> None:
+        for ts in store.timers:
+            if (ts, key) not in self._queued[kind]:
+                self._queued[kind].add((ts, key))
+                heapq.heappush(self._timers[kind], (ts, key))  # type: ignore[misc]
+        store.timers.clear()
+
+    def _vessel(self, mmsi: int) -> DictVesselStore:
+        store = self.vessels.get(mmsi)
+        if store is None:
+            store = self.vessels[mmsi] = DictVesselStore()
+        return store
+
+    def _cell(self, cell: str) -> DictCellStore:
+        store = self.cells.get(cell)
+        if store is None:
+            store = self.cells[cell] = DictCellStore()
+        return store
+
+    def _group(self, group: str) -> DictGroupStore:
+        store = self.groups.get(group)
+        if store is None:
+            store = self.groups[group] = DictGroupStore()
+        return store
+
+    # -- operators -----------------------------------------------------------------------------
+    def _dead(self, dead: DeadLetter) -> None:
+        self.out.dead_letter.append(outputs.dead_letter_json(dead))
+        self.out.tallies["dead_letter:" + dead.reason] += 1
+        self.out.tallies["dead_letter_lines"] += dead.raw.count("\n") + 1
+
+    def _report(self, report: Report) -> None:
+        store = self._vessel(report.mmsi)
+        watermark = max(self.op_watermark["vessels"], report.watermark)
+        outcome, pane = self.vessel_logic.process(store, report, watermark)
+        self._collect_timers("vessels", report.mmsi, store)
+        kind = outcome.kind
+        if kind == KEPT_POSITION:
+            assert outcome.position is not None
+            self.out.positions.append(outputs.position_json(outcome.position, outcome.cell))
+        elif kind == KEPT_STATIC:
+            assert outcome.static is not None
+            self.out.static.append(outputs.static_json(outcome.static))
+        if kind == DEAD_LETTER:
+            self._dead(DeadLetter(report.raw, "decode", report.receiver, outcome.detail))
+        else:
+            self.out.tallies[kind] += 1
+        if outcome.late_windows:
+            assert outcome.position is not None
+            for window in outcome.late_windows:
+                self.out.late.append(outputs.late_json(outcome.position, outcome.cell, window))
+                self.out.tallies["late_record:" + window] += 1
+        if pane is not None:
+            self._pane(pane)
+
+    def _pane(self, pane: VesselPane) -> None:
+        store = self._cell(pane.cell)
+        for agg in self.windows.on_contribution(store, pane, self.op_watermark["cells"]):
+            self.out.aggregates.append(outputs.aggregate_json(agg))
+        self._collect_timers("cells", pane.cell, store)
+
+    def _fragment(self, frag: Fragment) -> None:
+        store = self._group(frag.group)
+        step = self.assembler.on_fragment(store, frag, frag.ts)
+        self._collect_timers("groups", frag.group, store)
+        if step.dead is not None:
+            self._dead(step.dead)
+        message = step.message
+        if message is None:
+            return
+        self.out.tallies["fragments_joined"] += step.joined
+        if isinstance(message, Report):
+            self._report(message)
+        elif isinstance(message, Skipped):
+            self.out.tallies[message.kind] += 1
+        else:
+            self._dead(message)
+
+    def _advance(self, watermark: int) -> None:
+        """The watermark moves: fire due timers operator by operator, as Flink forwards it."""
+        self.watermark = watermark
+        for kind in ("groups", "vessels", "cells"):
+            self.op_watermark[kind] = watermark
+            heap = self._timers[kind]
+            while heap and heap[0][0] <= watermark:
+                ts, key = heapq.heappop(heap)
+                self._queued[kind].discard((ts, key))
+                if kind == "groups":
+                    gstore = self._group(key)  # type: ignore[arg-type]
+                    dead = self.assembler.on_timer(gstore, ts)
+                    if dead is not None:
+                        self._dead(dead)
+                    if gstore.group is None:
+                        self.groups.pop(key, None)  # type: ignore[call-overload]
+                elif kind == "vessels":
+                    vstore = self._vessel(key)  # type: ignore[arg-type]
+                    self.vessel_logic.on_timer(vstore, ts)
+                    self._collect_timers("vessels", key, vstore)
+                    if vstore.meta() is None:
+                        self.vessels.pop(key, None)  # type: ignore[call-overload]
+                else:
+                    cstore = self._cell(key)  # type: ignore[arg-type]
+                    for agg in self.windows.on_timer(cstore, key, ts):  # type: ignore[arg-type]
+                        self.out.aggregates.append(outputs.aggregate_json(agg))
+                    self._collect_timers("cells", key, cstore)
+
+    # -- input ---------------------------------------------------------------------------------
+    def feed(self, lines: Iterable[str]) -> None:
+        cfg = self.config
+        ooo = cfg.out_of_orderness_s * 1000
+        for line in lines:
+            now = self.now_ms if self.now_ms is not None else int(time.time() * 1000)
+            parsed = parse_line(line, cfg.input_format)
+            assigned = event_time(parsed, now, cfg.max_clock_skew_ms)
+            self._line(parsed, assigned)
+            if assigned != TIME_UNKNOWN and assigned > self.max_ts:
+                self.max_ts = assigned
+                if assigned - ooo - 1 > self.watermark:
+                    self._advance(assigned - ooo - 1)
+
+    def _line(self, parsed: object, assigned: int) -> None:
+        tallies = self.out.tallies
+        if isinstance(parsed, Skipped):
+            tallies[parsed.kind] += 1
+            return
+        if isinstance(parsed, DeadLetter):
+            self._dead(parsed)
+            return
+        assert isinstance(parsed, (Report, Fragment))
+        if is_future(parsed, assigned):
+            self._dead(DeadLetter(parsed.raw, "future_timestamp", parsed.receiver, "event time ahead of the wall clock"))
+            return
+        if isinstance(parsed, Report):
+            if parsed.ts == TIME_UNKNOWN:
+                tallies["no_time"] += 1
+                parsed = replace(parsed, ts=assigned)
+            self._report(replace(parsed, watermark=self.watermark))
+            return
+        if not parsed.has_time and parsed.frag_num == 1:
+            tallies["no_time"] += 1
+        if parsed.frag_num == 1:
+            parsed = replace(parsed, ts=assigned)
+        self._fragment(replace(parsed, watermark=self.watermark))
+
+    def finish(self) -> PlainResult:
+        """End of input: the final watermark fires every timer left."""
+        self._advance(2**63 - 1)
+        return self.out
+
+
+def run_plain(config: PipelineConfig, lines: Iterable[str], now_ms: int | None = None) -> PlainResult:
+    pipeline = PlainPipeline(config, now_ms)
+    pipeline.feed(lines)
+    return pipeline.finish()
+
+
+def read_lines(path: Path) -> Iterable[str]:
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+    for file in files:
+        with file.open(encoding="utf-8", errors="replace", newline=None) as fh:
+            for line in fh:
+                yield line.rstrip("\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config = parse_config(sys.argv[1:] if argv is None else argv)
+    started = time.monotonic()
+    lines = list(read_lines(config.input_path))
+    result = run_plain(config, lines)
+    summary = outputs.summarize(result.tallies, len(lines))
+    summary["seconds"] = round(time.monotonic() - started, 3)
+    if config.output_dir is not None:
+        config.output_dir.mkdir(parents=True, exist_ok=True)
+        for name, records in result.named().items():
+            target = config.output_dir / name
+            target.mkdir(exist_ok=True)
+            (target / "part-0.jsonl").write_text("".join(r + "\n" for r in records))
+        (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(outputs.format_summary(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -151,15 +151,22 @@ def keyed_by_first_field(stream, key_type, record_type):  # type: ignore[no-unty
     """Key a stream of ``Row(key, record)`` on its first field, in Java.
 
     The producing Python operator computes the key along with the record; PyFlink's ``key_by``
-    would add a Python operator (another round trip per record) just to compute it.
+    would add a Python operator (another round trip per record) just to compute it. At
+    parallelism 1 every key lives in the one subtask, so the stream is reinterpreted as keyed
+    instead of shuffled: the operators then chain into one task, without network buffers and
+    without Python threads contending for the interpreter.
     """
     from pyflink.common import Types
     from pyflink.datastream import KeyedStream
     from pyflink.java_gateway import get_gateway
 
-    j_keyed = stream._j_data_stream.keyBy(
-        get_gateway().jvm.KeyByKeySelector(), Types.ROW([key_type]).get_java_type_info()
-    )
+    jvm = get_gateway().jvm
+    if stream._j_data_stream.getParallelism() == 1:
+        j_keyed = jvm.org.apache.flink.streaming.api.datastream.DataStreamUtils.reinterpretAsKeyedStream(
+            stream._j_data_stream, jvm.KeyByKeySelector(), Types.ROW([key_type]).get_java_type_info()
+        )
+    else:
+        j_keyed = stream._j_data_stream.keyBy(jvm.KeyByKeySelector(), Types.ROW([key_type]).get_java_type_info())
     return KeyedStream(j_keyed, record_type, stream)
 
 
@@ -228,15 +235,13 @@ def jsonl_sink(directory: Path):  # type: ignore[no-untyped-def]
     )
 
 
-def attach_file_sinks(streams: Streams, output_dir: Path, tally_dir: Path) -> None:
+def attach_sinks(streams: Streams, output_dir: Path, tally_dir: Path, print_too: bool) -> None:
+    """Every output as JSON Lines under ``output_dir`` (the summary counts them there), the
+    tallies under ``tally_dir``, and, for a run without --output, every output printed too."""
     for name, stream in streams.named().items():
         stream.sink_to(jsonl_sink(output_dir / name)).name(f"write {name}").uid(f"sink-{name}")  # type: ignore[attr-defined]
-    streams.tally.sink_to(jsonl_sink(tally_dir)).name("write tallies").uid("sink-tally")  # type: ignore[attr-defined]
-
-
-def attach_print_sinks(streams: Streams, tally_dir: Path) -> None:
-    for name, stream in streams.named().items():
-        stream.print(name).name(f"print {name}")  # type: ignore[attr-defined]
+        if print_too:
+            stream.print(name).name(f"print {name}")  # type: ignore[attr-defined]
     streams.tally.sink_to(jsonl_sink(tally_dir)).name("write tallies").uid("sink-tally")  # type: ignore[attr-defined]
 
 
@@ -259,23 +264,20 @@ def run(config: PipelineConfig) -> dict[str, object]:
     env = local_environment(config)
     lines = file_source(env, config)
     streams = build_pipeline(env, lines, config)
-    scratch = Path(tempfile.mkdtemp(prefix="ais-tally-"))
+    scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
+    output_dir = config.output_dir or scratch / "out"
     try:
-        if config.output_dir is not None:
-            for name in (*outputs.OUTPUTS, "summary.json"):
-                target = config.output_dir / name
-                if target.is_dir():
-                    shutil.rmtree(target)
-                elif target.exists():
-                    target.unlink()
-            attach_file_sinks(streams, config.output_dir, scratch)
-        else:
-            attach_print_sinks(streams, scratch)
-        log.info("web UI at http://localhost:%s while the job runs", config.web_ui_port)
+        for name in (*outputs.OUTPUTS, "summary.json"):
+            target = output_dir / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+        attach_sinks(streams, output_dir, scratch / "tally", print_too=config.output_dir is None)
         started = time.monotonic()
         env.execute("ais-pipeline")
         elapsed = time.monotonic() - started
-        summary = outputs.summarize(outputs.read_tallies(scratch), count_lines(config.input_path))
+        summary = outputs.summarize(outputs.read_tallies(scratch / "tally"), count_lines(config.input_path), output_dir)
         summary["seconds"] = round(elapsed, 3)
         if config.output_dir is not None:
             (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -174,7 +174,14 @@ class VesselLogic:
             return Outcome(LATE, report, position=pos, cell=cell, late_windows=late), None
         outcome = Outcome(KEPT_POSITION, report, position=pos, cell=cell, late_windows=late)
         sog_sum, sog_n = sog_milli(pos.sog)
-        pane = VesselPane(cell, self.spec.pane_start(ts), report.mmsi, 1, sog_sum, sog_n, not late_t, not late_s)
+        sliding_from = 0
+        if not late_s:
+            ends = self.spec.sliding_ends(ts)
+            first_open = next(e for e in ends if not self.spec.closed(e, watermark))
+            sliding_from = 0 if first_open == ends[0] else first_open
+        pane = VesselPane(
+            cell, self.spec.pane_start(ts), report.mmsi, 1, sog_sum, sog_n, not late_t, not late_s, sliding_from
+        )
         return outcome, pane
 
     def on_timer(self, store: VesselStore, ts: int) -> None:

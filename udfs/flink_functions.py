@@ -82,17 +82,17 @@ class _Tallies:
                 yield TALLY, name
 
     def metric(self, name: str) -> None:
-        """Count in the operator's metrics only (the CLI counts input lines itself)."""
+        """Count in the operator's metrics only: for figures whose records are an output anyway."""
         counter = self._counters.get(name)
         if counter is None:
             counter = self._counters[name] = self._group.counter(name)
         counter.inc()
 
     def dead(self, dead: DeadLetter) -> Iterator[tuple[OutputTag, str]]:
-        """Dead-letter a record: the record itself, its reason counted, and its lines."""
+        """Dead-letter a record, and count it by reason in the metrics (the summary counts the
+        dead-letter output itself)."""
+        self.metric("dead_letter_" + dead.reason)
         yield DEAD, outputs.dead_letter_json(dead)
-        yield from self.count("dead_letter:" + dead.reason)
-        yield from self.count("dead_letter_lines", dead.raw.count("\n") + 1)
 
 
 class EventTime(TimestampAssigner):
@@ -338,13 +338,15 @@ class DedupVessel(KeyedCoProcessFunction):
             yield STATIC, outputs.static_json(outcome.static)
         if kind == DEAD_LETTER:
             yield from self.tallies.dead(DeadLetter(report.raw, "decode", report.receiver, outcome.detail))
+        elif kind in (KEPT_POSITION, KEPT_STATIC):
+            self.tallies.metric(kind)
         else:
             yield from self.tallies.count(kind)
         if outcome.late_windows:
             assert outcome.position is not None
             for window in outcome.late_windows:
                 yield LATE_OUT, outputs.late_json(outcome.position, outcome.cell, window)
-                yield from self.tallies.count("late_record:" + window)
+                self.tallies.metric("late_records_" + window)
         if pane is not None:
             yield Row(cell_shard(pane.cell), to_row(pane))
 
@@ -370,6 +372,7 @@ def _pane_row_type() -> Any:
             "s_sog_milli_sum",
             "s_sog_count",
             "s_vessels",
+            "s_late",
         ],
         [
             Types.INT(),
@@ -379,6 +382,7 @@ def _pane_row_type() -> Any:
             Types.INT(),
             Types.LONG(),
             Types.INT(),
+            Types.BASIC_ARRAY(Types.LONG()),
             Types.BASIC_ARRAY(Types.LONG()),
         ],
     )
@@ -393,7 +397,7 @@ class _CellEntry:
 
 
 def _pane_from_row(v: Any) -> PaneAcc:
-    return PaneAcc(v[0], v[1], v[2], list(v[3]), v[4], v[5], v[6], list(v[7]))
+    return PaneAcc(v[0], v[1], v[2], list(v[3]), v[4], v[5], v[6], list(v[7]), list(v[8]))
 
 
 class _ShardState:
@@ -462,6 +466,7 @@ class _CellView:
                 acc.s_sog_milli_sum,
                 acc.s_sog_count,
                 acc.s_vessels,
+                acc.s_late,
             ),
         )
 

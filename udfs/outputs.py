@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 
 from udfs.decode import Position, Static
@@ -33,10 +34,14 @@ SUMMARY_COUNTS = (
 )
 
 
+@lru_cache(maxsize=4096)
+def _iso_seconds(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+
+
 def iso_ms(ts: int) -> str:
     """Epoch milliseconds as ISO 8601 UTC with milliseconds: ``2026-07-13T09:14:07.000Z``."""
-    dt = datetime.fromtimestamp(ts // 1000, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{ts % 1000:03d}Z"
+    return f"{_iso_seconds(ts // 1000)}.{ts % 1000:03d}Z"
 
 
 def _dumps(obj: dict[str, object]) -> str:
@@ -76,17 +81,13 @@ def static_json(static: Static) -> str:
 
 
 def aggregate_json(agg: Aggregate) -> str:
-    return _dumps(
-        {
-            "window": agg.window,
-            "cell": agg.cell,
-            "window_start": iso_ms(agg.window_start),
-            "window_end": iso_ms(agg.window_end),
-            "reports": agg.reports,
-            "vessels": agg.vessels,
-            "avg_sog": agg.avg_sog,
-            "revision": agg.revision,
-        }
+    # The hottest output (every cell, every window end): formatted directly, the same text as
+    # json.dumps gives for these field types (window and cell are plain ASCII identifiers).
+    avg = "null" if agg.avg_sog is None else repr(agg.avg_sog)
+    return (
+        f'{{"window":"{agg.window}","cell":"{agg.cell}","window_start":"{iso_ms(agg.window_start)}",'
+        f'"window_end":"{iso_ms(agg.window_end)}","reports":{agg.reports},"vessels":{agg.vessels},'
+        f'"avg_sog":{avg},"revision":{agg.revision}}}'
     )
 
 
@@ -122,22 +123,34 @@ def read_tallies(directory: Path) -> Counter[str]:
     return counts
 
 
-def summarize(tallies: Counter[str], lines: int) -> dict[str, object]:
-    """summary.json from the tallies the operators emitted and the number of input lines read."""
+def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, object]:
+    """summary.json: the tallies the operators emitted for what has no output of its own, the
+    outputs counted, and the input lines read."""
     summary: dict[str, object] = {name: tallies.get(name, 0) for name in SUMMARY_COUNTS}
     summary["lines"] = lines
-    prefix = "dead_letter:"
-    summary["dead_letter"] = {k[len(prefix) :]: v for k, v in sorted(tallies.items()) if k.startswith(prefix)}
-    summary["dead_letter_lines"] = tallies.get("dead_letter_lines", 0)
-    summary["late_records"] = {
-        "tumbling": tallies.get("late_record:tumbling", 0),
-        "sliding": tallies.get("late_record:sliding", 0),
-    }
-    positions = int(tallies.get("positions_kept", 0))
+    summary["positions_kept"] = count_lines(output_dir / "positions")
+    summary["static_kept"] = count_lines(output_dir / "static")
+    dead = read_jsonl(output_dir / "dead_letter")
+    summary["dead_letter"] = dict(sorted(Counter(str(d["reason"]) for d in dead).items()))
+    summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead)
+    late = Counter(str(r["window"]) for r in read_jsonl(output_dir / "late"))
+    summary["late_records"] = {"tumbling": late.get("tumbling", 0), "sliding": late.get("sliding", 0)}
+    positions = int(summary["positions_kept"])  # type: ignore[call-overload]
     dropped = sum(int(tallies.get(k, 0)) for k in ("duplicates_exact", "duplicates_near"))
     summary["duplicate_ratio"] = round(dropped / (positions + dropped), 4) if positions + dropped else 0.0
     summary["accounted_lines"] = accounted_lines(summary)
     return summary
+
+
+def count_lines(directory: Path) -> int:
+    """Records in one output directory (Flink's part files; hidden in-progress files skipped)."""
+    total = 0
+    if directory.is_dir():
+        for path in directory.rglob("*"):
+            if path.is_file() and not path.name.startswith("."):
+                with path.open("rb") as fh:
+                    total += sum(1 for line in fh if line.strip())
+    return total
 
 
 LINE_BUCKETS = (

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import heapq
 import json
+import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -105,8 +107,6 @@ class PlainPipeline:
     # -- operators -----------------------------------------------------------------------------
     def _dead(self, dead: DeadLetter) -> None:
         self.out.dead_letter.append(outputs.dead_letter_json(dead))
-        self.out.tallies["dead_letter:" + dead.reason] += 1
-        self.out.tallies["dead_letter_lines"] += dead.raw.count("\n") + 1
 
     def _report(self, report: Report) -> None:
         store = self._vessel(report.mmsi)
@@ -122,13 +122,12 @@ class PlainPipeline:
             self.out.static.append(outputs.static_json(outcome.static))
         if kind == DEAD_LETTER:
             self._dead(DeadLetter(report.raw, "decode", report.receiver, outcome.detail))
-        else:
+        elif kind not in (KEPT_POSITION, KEPT_STATIC):
             self.out.tallies[kind] += 1
         if outcome.late_windows:
             assert outcome.position is not None
             for window in outcome.late_windows:
                 self.out.late.append(outputs.late_json(outcome.position, outcome.cell, window))
-                self.out.tallies["late_record:" + window] += 1
         if pane is not None:
             self._pane(pane)
 
@@ -241,20 +240,32 @@ def read_lines(path: Path) -> Iterable[str]:
                 yield line.rstrip("\n")
 
 
+def write_outputs(result: PlainResult, output_dir: Path) -> None:
+    """The outputs as the Flink job writes them: JSON Lines under one directory each."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for name, records in result.named().items():
+        target = output_dir / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        target.mkdir()
+        (target / "part-0.jsonl").write_text("".join(r + "\n" for r in records))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_config(sys.argv[1:] if argv is None else argv)
     started = time.monotonic()
     lines = list(read_lines(config.input_path))
     result = run_plain(config, lines)
-    summary = outputs.summarize(result.tallies, len(lines))
-    summary["seconds"] = round(time.monotonic() - started, 3)
-    if config.output_dir is not None:
-        config.output_dir.mkdir(parents=True, exist_ok=True)
-        for name, records in result.named().items():
-            target = config.output_dir / name
-            target.mkdir(exist_ok=True)
-            (target / "part-0.jsonl").write_text("".join(r + "\n" for r in records))
-        (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    output_dir = config.output_dir or Path(tempfile.mkdtemp(prefix="ais-plain-"))
+    try:
+        write_outputs(result, output_dir)
+        summary = outputs.summarize(result.tallies, len(lines), output_dir)
+        summary["seconds"] = round(time.monotonic() - started, 3)
+        if config.output_dir is not None:
+            (output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    finally:
+        if config.output_dir is None:
+            shutil.rmtree(output_dir, ignore_errors=True)
     print(outputs.format_summary(summary))
     return 0
 

@@ -69,7 +69,9 @@ class Fragment:
 class VesselPane:
     """What kept reports of one vessel add to one cell in one pane (the slice both window kinds
     are made of). ``tumbling`` / ``sliding`` say which window kinds it counts for: a late report
-    may be too late for one kind only; the dedup operator decides that, once."""
+    may be too late for one kind only. A report too late for the first sliding windows that
+    contain it, but not for the later ones, counts from ``sliding_from`` (a window end) on;
+    0 means every sliding window. The dedup operator decides all this, once."""
 
     cell: str
     pane_start: int
@@ -79,6 +81,7 @@ class VesselPane:
     sog_count: int
     tumbling: bool
     sliding: bool
+    sliding_from: int = 0
 
 
 TIME_UNKNOWN = -(2**63)  # Long.MIN_VALUE: "no event time", never moves a watermark
@@ -136,6 +139,7 @@ def vessel_pane_type() -> TypeInformation:
             Types.INT(),
             Types.BOOLEAN(),
             Types.BOOLEAN(),
+            Types.LONG(),
         ],
     )
 

@@ -84,6 +84,9 @@ class PaneAcc:
     s_sog_milli_sum: int = 0
     s_sog_count: int = 0
     s_vessels: list[int] = field(default_factory=list)
+    # Late reports that count only in the sliding windows ending at or after ``from``:
+    # flattened (from, reports, sog_milli_sum, sog_count, mmsi) quintuples.
+    s_late: list[int] = field(default_factory=list)
 
     def add(self, v: VesselPane) -> None:
         if v.tumbling:
@@ -92,7 +95,9 @@ class PaneAcc:
             self.t_sog_count += v.sog_count
             if v.mmsi not in self.t_vessels:
                 self.t_vessels.append(v.mmsi)
-        if v.sliding:
+        if v.sliding and v.sliding_from:
+            self.s_late.extend((v.sliding_from, v.reports, v.sog_milli_sum, v.sog_count, v.mmsi))
+        elif v.sliding:
             self.s_reports += v.reports
             self.s_sog_milli_sum += v.sog_milli_sum
             self.s_sog_count += v.sog_count
@@ -140,6 +145,13 @@ def _aggregate(kind: str, cell: str, start: int, end: int, panes: list[PaneAcc],
             sog_sum += p.s_sog_milli_sum
             sog_n += p.s_sog_count
             vessels.update(p.s_vessels)
+            late = p.s_late
+            for i in range(0, len(late), 5):
+                if late[i] <= end:
+                    reports += late[i + 1]
+                    sog_sum += late[i + 2]
+                    sog_n += late[i + 3]
+                    vessels.add(late[i + 4])
     if reports == 0:
         return None
     avg = round(sog_sum / sog_n / 1000, 3) if sog_n else None
@@ -152,13 +164,20 @@ class CellWindows:
     def __init__(self, spec: WindowSpec) -> None:
         self.spec = spec
 
-    def _window_panes(self, store: CellStore, start: int, end: int) -> list[PaneAcc]:
-        return [acc for p, acc in store.panes() if start <= p < end]
-
-    def _fire(self, store: CellStore, cell: str, kind: str, start: int, end: int) -> Aggregate | None:
+    def _fire(
+        self,
+        store: CellStore,
+        cell: str,
+        kind: str,
+        start: int,
+        end: int,
+        panes: list[tuple[int, PaneAcc]] | None = None,
+    ) -> Aggregate | None:
         previous = store.revision(kind, start)
         revision = 0 if previous is None else previous + 1
-        agg = _aggregate(kind, cell, start, end, self._window_panes(store, start, end), revision)
+        if panes is None:
+            panes = store.panes()
+        agg = _aggregate(kind, cell, start, end, [acc for p, acc in panes if start <= p < end], revision)
         if agg is not None:
             store.set_revision(kind, start, revision)
         return agg
@@ -192,7 +211,11 @@ class CellWindows:
             end = spec.tumbling_end(v.pane_start)
             ends.append((TUMBLING, end - spec.window_ms, end))
         if v.sliding:
-            ends.extend((SLIDING, end - spec.slide_size_ms, end) for end in spec.sliding_ends(v.pane_start))
+            ends.extend(
+                (SLIDING, end - spec.slide_size_ms, end)
+                for end in spec.sliding_ends(v.pane_start)
+                if end >= v.sliding_from
+            )
         for kind, start, end in ends:
             if end - 1 <= watermark and not spec.closed(end, watermark):
                 agg = self._fire(store, v.cell, kind, start, end)
@@ -204,30 +227,35 @@ class CellWindows:
         """Fire the windows that end at ``ts + 1``; drop what no window can use any more."""
         spec = self.spec
         boundary = ts + 1
+        panes = store.panes()
         out: list[Aggregate] = []
-        if boundary % spec.pane_ms == 0:
+        on_boundary = boundary % spec.pane_ms == 0
+        if on_boundary:
             if boundary % spec.window_ms == 0 and store.revision(TUMBLING, boundary - spec.window_ms) is None:
-                agg = self._fire(store, cell, TUMBLING, boundary - spec.window_ms, boundary)
+                agg = self._fire(store, cell, TUMBLING, boundary - spec.window_ms, boundary, panes)
                 if agg:
                     out.append(agg)
             if boundary % spec.slide_ms == 0 and store.revision(SLIDING, boundary - spec.slide_size_ms) is None:
-                agg = self._fire(store, cell, SLIDING, boundary - spec.slide_size_ms, boundary)
+                agg = self._fire(store, cell, SLIDING, boundary - spec.slide_size_ms, boundary, panes)
                 if agg:
                     out.append(agg)
-        alive_until = None
-        for pane_start, _ in store.panes():
-            if spec.pane_retired_at(pane_start) <= ts:
-                store.remove_pane(pane_start)
-            else:
-                last_end = max(spec.tumbling_end(pane_start), spec.last_sliding_end(pane_start))
-                alive_until = last_end if alive_until is None else max(alive_until, last_end)
-        for kind, start in store.revisions():
-            size = spec.window_ms if kind == TUMBLING else spec.slide_size_ms
-            if spec.closed(start + size, ts):
-                store.remove_revision(kind, start)
-        # Chain the next boundary while some pane still belongs to a window that has not fired.
-        if boundary % spec.pane_ms == 0 and alive_until is not None and boundary + spec.pane_ms <= alive_until:
-            store.register_timer(boundary + spec.pane_ms - 1)
+        # Panes come oldest first, and a newer pane never retires before an older one.
+        for pane_start, _ in panes:
+            if spec.pane_retired_at(pane_start) > ts:
+                break
+            store.remove_pane(pane_start)
+        revisions = store.revisions()
+        if revisions:
+            for kind, start in revisions:
+                size = spec.window_ms if kind == TUMBLING else spec.slide_size_ms
+                if spec.closed(start + size, ts):
+                    store.remove_revision(kind, start)
+        # Chain the next boundary while the newest pane still belongs to a window not yet fired.
+        if on_boundary and panes:
+            newest = panes[-1][0]
+            alive_until = max(spec.tumbling_end(newest), spec.last_sliding_end(newest))
+            if boundary + spec.pane_ms <= alive_until:
+                store.register_timer(boundary + spec.pane_ms - 1)
         return out
 
 

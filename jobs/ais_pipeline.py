@@ -26,7 +26,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from udfs.config import ConfigError, PipelineConfig, parse_config  # noqa: E402
+from udfs.config import ConfigError, PipelineConfig, input_files, parse_config  # noqa: E402
 
 log = logging.getLogger("ais_pipeline")
 
@@ -129,9 +129,7 @@ def per_event_watermarks(env, config: PipelineConfig):  # type: ignore[no-untype
     from udfs.flink_functions import EventTime
 
     env.add_jars(helpers_jar().as_uri())
-    j_strategy = get_gateway().jvm.ais.flink.PerEventWatermarks.boundedOutOfOrderness(
-        config.out_of_orderness_s * 1000
-    )
+    j_strategy = get_gateway().jvm.ais.flink.PerEventWatermarks.boundedOutOfOrderness(config.out_of_orderness_s * 1000)
     return (
         WatermarkStrategy(j_strategy)
         .with_idleness(Duration.of_seconds(config.idle_timeout_s))
@@ -247,9 +245,8 @@ def attach_sinks(streams: Streams, output_dir: Path, tally_dir: Path, print_too:
 
 def count_lines(path: Path) -> int:
     """Input lines as Flink's text line format splits them (\\n, \\r or \\r\\n)."""
-    files = [path] if path.is_file() else [p for p in sorted(path.rglob("*")) if p.is_file() and not p.name.startswith((".", "_"))]
     total = 0
-    for file in files:
+    for file in input_files(path):
         with file.open(encoding="utf-8", errors="replace", newline=None) as fh:
             total += sum(1 for _ in fh)
     return total
@@ -286,12 +283,28 @@ def run(config: PipelineConfig) -> dict[str, object]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def free_web_ui_port(config: PipelineConfig) -> PipelineConfig:
+    """The config with a usable web UI port: 0 picks a free one; a taken one is an error."""
+    import dataclasses
+    import socket
+
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", config.web_ui_port))
+        except OSError:
+            raise ConfigError(
+                f"--web-ui-port (WEB_UI_PORT): port {config.web_ui_port} is in use; pick another, or 0 for a free one"
+            ) from None
+        port = sock.getsockname()[1]
+    return dataclasses.replace(config, web_ui_port=port)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from udfs import outputs
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        config = parse_config(sys.argv[1:] if argv is None else argv)
+        config = free_web_ui_port(parse_config(sys.argv[1:] if argv is None else argv))
     except ConfigError as exc:
         print(f"ais-pipeline: error: {exc}", file=sys.stderr)
         return 2

@@ -156,7 +156,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", dest="input_path", help="file or directory of lines (default: bundled sample)")
     parser.add_argument("--output", dest="output_dir", help="write JSON Lines here (default: print)")
     for name, knob in _KNOBS.items():
-        parser.add_argument(knob.flag, dest=name, default=None, help=f"{knob.help} [{knob.env}, default {knob.default}]")
+        parser.add_argument(
+            knob.flag, dest=name, default=None, help=f"{knob.help} [{knob.env}, default {knob.default}]"
+        )
 
 
 def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> PipelineConfig:
@@ -189,6 +191,14 @@ def parse_config(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
     parser = argparse.ArgumentParser(prog="ais-pipeline run")
     add_arguments(parser)
     return from_args(parser.parse_args(list(argv)), environ)
+
+
+def input_files(path: Path) -> list[Path]:
+    """The files a run reads: the file itself, or every file under the directory in name order,
+    hidden ones (``.``/``_``) left out as Flink's file source leaves them out."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
 
 
 def knob_names() -> list[str]:

@@ -34,7 +34,7 @@ from udfs.dedup import (
     VesselMeta,
 )
 from udfs.multipart import MultipartAssembler, PendingGroup
-from udfs.parse import DeadLetter, Skipped, event_time, is_future, parse_line_cached
+from udfs.parse import DeadLetter, Skipped, event_time, future_timestamp, is_future, parse_line_cached
 from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_row, to_row
 from udfs.windows import CellWindows, PaneAcc, WindowSpec, cell_shard
 
@@ -131,9 +131,7 @@ class ParseLines(ProcessFunction):
             yield from self.tallies.dead(parsed)
             return
         if is_future(parsed, assigned):
-            yield from self.tallies.dead(
-                DeadLetter(parsed.raw, "future_timestamp", parsed.receiver, "event time ahead of the wall clock")
-            )
+            yield from self.tallies.dead(future_timestamp(parsed))
             return
         watermark = ctx.timer_service().current_watermark()
         if isinstance(parsed, Report):
@@ -149,10 +147,16 @@ class ParseLines(ProcessFunction):
         yield FRAGMENTS, Row(parsed.group, to_row(replace(parsed, watermark=watermark)))
 
 
+END_OF_INPUT_TIMER = 2**63 - 2  # fires only on Flink's final watermark, at the end of a bounded input
+
+
 class _GroupState:
+    """One multipart group in keyed state; arms a processing-time deadline and an end-of-input
+    timer for a new group, and disarms both when the group is done (no timer outlives it)."""
+
     def __init__(self, ctx: RuntimeContext) -> None:
         row = Types.ROW_NAMED(
-            ["frag_cnt", "next_num", "payload", "raw", "receiver", "ts", "timer"],
+            ["frag_cnt", "next_num", "payload", "raw", "receiver", "ts", "deadline"],
             [Types.INT(), Types.INT(), Types.STRING(), Types.STRING(), Types.STRING(), Types.LONG(), Types.LONG()],
         )
         self.state = ctx.get_state(ValueStateDescriptor("pending", row))
@@ -163,13 +167,17 @@ class _GroupState:
         return None if row is None else PendingGroup(*row)
 
     def put(self, group: PendingGroup) -> None:
+        if self.state.value() is None:
+            self.timers.register_processing_time_timer(group.deadline)
+            self.timers.register_event_time_timer(END_OF_INPUT_TIMER)
         self.state.update(to_row(group))
 
     def clear(self) -> None:
+        pending = self.get()
+        if pending is not None:
+            self.timers.delete_processing_time_timer(pending.deadline)
+            self.timers.delete_event_time_timer(END_OF_INPUT_TIMER)
         self.state.clear()
-
-    def register_timer(self, ts: int) -> None:
-        self.timers.register_event_time_timer(ts)
 
 
 class AssembleMultipart(KeyedProcessFunction):
@@ -186,8 +194,9 @@ class AssembleMultipart(KeyedProcessFunction):
 
     def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[Any]:
         frag = from_row(Fragment, value)
-        self.store.timers = ctx.timer_service()
-        step = self.logic.on_fragment(self.store, frag, frag.ts)
+        timers = ctx.timer_service()
+        self.store.timers = timers
+        step = self.logic.on_fragment(self.store, frag, timers.current_processing_time())
         if step.dead is not None:
             yield from self.tallies.dead(step.dead)
         message = step.message
@@ -203,7 +212,7 @@ class AssembleMultipart(KeyedProcessFunction):
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Any]:
         self.store.timers = ctx.timer_service()
-        dead = self.logic.on_timer(self.store, timestamp)
+        dead = self.logic.expire(self.store, end_of_input=timestamp == END_OF_INPUT_TIMER)
         if dead is not None:
             yield from self.tallies.dead(dead)
 

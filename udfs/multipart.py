@@ -3,8 +3,13 @@
 Fragments are grouped by the tag-block group id ``g:<n>-<total>-<id>`` when there is one, else by
 (receiver, sequence id, channel, fragment count); see :func:`udfs.parse.parse_nmea`. A group takes
 receiver and time from its first fragment. A group that cannot complete is dead-lettered as
-``incomplete_multipart``: a fragment out of order, a new first fragment for the same group, or no
-last fragment before the timeout (event time after the first fragment; the end of input counts).
+``incomplete_multipart``: a fragment out of order, a new first fragment for the same group, the end
+of input, or no last fragment before the timeout.
+
+The timeout is wall-clock time after the first fragment arrived, not event time: the fragments of
+a group are adjacent in a feed, while event time can leap between them (satellite downloads mix
+reports from hours apart), and a replay that runs faster than the feed did must reassemble the
+same groups. The end of input ends every pending group, so a file run is reproducible.
 """
 
 from __future__ import annotations
@@ -26,14 +31,16 @@ class PendingGroup:
     raw: str  # the lines so far, joined by "\n"
     receiver: str
     ts: int
-    timer: int
+    deadline: int  # wall-clock epoch ms
 
 
 class GroupStore(Protocol):
+    """One group's state; the store arms the deadline and the end-of-input timer on ``put`` of a
+    new group and disarms them on ``clear``."""
+
     def get(self) -> PendingGroup | None: ...
     def put(self, group: PendingGroup) -> None: ...
     def clear(self) -> None: ...
-    def register_timer(self, ts: int) -> None: ...
 
 
 Assembled = Report | Skipped | DeadLetter
@@ -54,31 +61,28 @@ class MultipartAssembler:
     def __init__(self, timeout_ms: int) -> None:
         self.timeout_ms = timeout_ms
 
-    def on_fragment(self, store: GroupStore, frag: Fragment, event_ts: int) -> Step:
-        """``event_ts`` is the time the fragment's group takes if this is its first fragment."""
+    def on_fragment(self, store: GroupStore, frag: Fragment, now_ms: int) -> Step:
+        """``frag.ts`` is the time the group takes if this is its first fragment."""
         pending = store.get()
         dead: DeadLetter | None = None
         if frag.frag_num == 1:
             if pending is not None:
                 dead = DeadLetter(pending.raw, INCOMPLETE, pending.receiver, "a new first fragment for the same group")
-            timer = event_ts + self.timeout_ms
-            store.register_timer(timer)
-            store.put(PendingGroup(frag.frag_cnt, 2, frag.payload, frag.raw, frag.receiver, event_ts, timer))
+                store.clear()
+            deadline = now_ms + self.timeout_ms
+            store.put(PendingGroup(frag.frag_cnt, 2, frag.payload, frag.raw, frag.receiver, frag.ts, deadline))
             return Step(dead=dead)
         if pending is None or pending.next_num != frag.frag_num or pending.frag_cnt != frag.frag_cnt:
             raw = frag.raw if pending is None else pending.raw + "\n" + frag.raw
             receiver = frag.receiver if pending is None else pending.receiver
             expected = "no first fragment" if pending is None else f"expected fragment {pending.next_num}"
             store.clear()
-            return Step(
-                dead=DeadLetter(raw, INCOMPLETE, receiver, f"fragment {frag.frag_num} of {frag.frag_cnt} out of order: {expected}")
-            )
+            why = f"fragment {frag.frag_num} of {frag.frag_cnt} out of order: {expected}"
+            return Step(dead=DeadLetter(raw, INCOMPLETE, receiver, why))
         payload = pending.payload + frag.payload
         raw = pending.raw + "\n" + frag.raw
         if frag.frag_num < frag.frag_cnt:
-            store.put(
-                PendingGroup(pending.frag_cnt, frag.frag_num + 1, payload, raw, pending.receiver, pending.ts, pending.timer)
-            )
+            store.put(replace(pending, next_num=frag.frag_num + 1, payload=payload, raw=raw))
             return Step()
         store.clear()
         message = report_from_payload(payload, frag.fill, pending.receiver, pending.ts, raw)
@@ -86,18 +90,19 @@ class MultipartAssembler:
             message = replace(message, watermark=frag.watermark)
         return Step(message=message, joined=frag.frag_cnt - 1)
 
-    def on_timer(self, store: GroupStore, ts: int) -> DeadLetter | None:
+    def expire(self, store: GroupStore, end_of_input: bool) -> DeadLetter | None:
+        """The deadline passed, or the input ended: a pending group is dead-lettered."""
         pending = store.get()
-        if pending is None or pending.timer != ts:
+        if pending is None:
             return None
         store.clear()
-        return DeadLetter(pending.raw, INCOMPLETE, pending.receiver, "the rest of the group never came")
+        why = "the input ended before the rest of the group" if end_of_input else "the rest of the group never came"
+        return DeadLetter(pending.raw, INCOMPLETE, pending.receiver, why)
 
 
 class DictGroupStore:
     def __init__(self) -> None:
         self.group: PendingGroup | None = None
-        self.timers: set[int] = set()
 
     def get(self) -> PendingGroup | None:
         return self.group
@@ -107,6 +112,3 @@ class DictGroupStore:
 
     def clear(self) -> None:
         self.group = None
-
-    def register_timer(self, ts: int) -> None:
-        self.timers.add(ts)

@@ -13,7 +13,7 @@ import json
 import math
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from udfs.records import POSITION_TYPES, STATIC_TYPES, TIME_UNKNOWN, Fragment, Report
 
@@ -214,7 +214,7 @@ def _parse_timestamp(value: object) -> int | None:
         except ValueError:
             return None
         if dt.tzinfo is None:
-            dt = dt.replace(tzinfo=timezone.utc)
+            dt = dt.replace(tzinfo=UTC)
         return round(dt.timestamp() * 1000)
     return None
 
@@ -323,6 +323,10 @@ def event_time(parsed: Parsed, now_ms: int, max_clock_skew_ms: int) -> int:
     if ts > now_ms + max_clock_skew_ms:
         return TIME_UNKNOWN
     return ts
+
+
+def future_timestamp(parsed: Report | Fragment) -> DeadLetter:
+    return DeadLetter(parsed.raw, "future_timestamp", parsed.receiver, "event time ahead of the wall clock")
 
 
 def is_future(parsed: Report | Fragment, assigned_ts: int) -> bool:

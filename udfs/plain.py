@@ -23,12 +23,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from udfs import outputs
-from udfs.config import PipelineConfig, parse_config
+from udfs.config import PipelineConfig, input_files, parse_config
 from udfs.dedup import DEAD_LETTER, KEPT_POSITION, KEPT_STATIC, DictVesselStore, VesselLogic
 from udfs.multipart import DictGroupStore, MultipartAssembler
-from udfs.parse import DeadLetter, Skipped, event_time, is_future, parse_line
+from udfs.parse import DeadLetter, Skipped, event_time, future_timestamp, is_future, parse_line
 from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane
 from udfs.windows import CellWindows, DictCellStore, WindowSpec
+
+END_OF_INPUT = 2**63 - 1  # Flink's final watermark
 
 
 @dataclass
@@ -65,21 +67,21 @@ class PlainPipeline:
             config.geohash_precision,
         )
         self.windows = CellWindows(spec)
-        self.groups: dict[str, DictGroupStore] = {}
+        self.groups: dict[str, DictGroupStore] = {}  # pending multipart groups only
         self.vessels: dict[int, DictVesselStore] = {}
         self.cells: dict[str, DictCellStore] = {}
         # One heap of (time, key) per operator, and the set of (time, key) already queued.
-        self._timers: dict[str, list[tuple[int, object]]] = {"groups": [], "vessels": [], "cells": []}
-        self._queued: dict[str, set[tuple[int, object]]] = {"groups": set(), "vessels": set(), "cells": set()}
+        self._timers: dict[str, list[tuple[int, object]]] = {"vessels": [], "cells": []}
+        self._queued: dict[str, set[tuple[int, object]]] = {"vessels": set(), "cells": set()}
         self.max_ts = TIME_UNKNOWN
         self.watermark = TIME_UNKNOWN  # the source's
         # Each operator's own watermark: it moves when the watermark reaches that operator, after
         # the operators upstream have fired their timers (and sent on what those emitted).
-        self.op_watermark = {"groups": TIME_UNKNOWN, "vessels": TIME_UNKNOWN, "cells": TIME_UNKNOWN}
+        self.op_watermark = {"vessels": TIME_UNKNOWN, "cells": TIME_UNKNOWN}
         self.out = PlainResult()
 
     # -- stores -------------------------------------------------------------------------------
-    def _collect_timers(self, kind: str, key: object, store: DictGroupStore | DictVesselStore | DictCellStore) -> None:
+    def _collect_timers(self, kind: str, key: object, store: DictVesselStore | DictCellStore) -> None:
         for ts in store.timers:
             if (ts, key) not in self._queued[kind]:
                 self._queued[kind].add((ts, key))
@@ -139,8 +141,10 @@ class PlainPipeline:
 
     def _fragment(self, frag: Fragment) -> None:
         store = self._group(frag.group)
-        step = self.assembler.on_fragment(store, frag, frag.ts)
-        self._collect_timers("groups", frag.group, store)
+        # A file replay never waits out a wall-clock deadline: only the end of input expires groups.
+        step = self.assembler.on_fragment(store, frag, now_ms=0)
+        if store.group is None:
+            del self.groups[frag.group]
         if step.dead is not None:
             self._dead(step.dead)
         message = step.message
@@ -157,20 +161,19 @@ class PlainPipeline:
     def _advance(self, watermark: int) -> None:
         """The watermark moves: fire due timers operator by operator, as Flink forwards it."""
         self.watermark = watermark
-        for kind in ("groups", "vessels", "cells"):
+        if watermark == END_OF_INPUT:
+            for group in sorted(self.groups):
+                dead = self.assembler.expire(self.groups[group], end_of_input=True)
+                if dead is not None:
+                    self._dead(dead)
+            self.groups.clear()
+        for kind in ("vessels", "cells"):
             self.op_watermark[kind] = watermark
             heap = self._timers[kind]
             while heap and heap[0][0] <= watermark:
                 ts, key = heapq.heappop(heap)
                 self._queued[kind].discard((ts, key))
-                if kind == "groups":
-                    gstore = self._group(key)  # type: ignore[arg-type]
-                    dead = self.assembler.on_timer(gstore, ts)
-                    if dead is not None:
-                        self._dead(dead)
-                    if gstore.group is None:
-                        self.groups.pop(key, None)  # type: ignore[call-overload]
-                elif kind == "vessels":
+                if kind == "vessels":
                     vstore = self._vessel(key)  # type: ignore[arg-type]
                     self.vessel_logic.on_timer(vstore, ts)
                     self._collect_timers("vessels", key, vstore)
@@ -206,7 +209,7 @@ class PlainPipeline:
             return
         assert isinstance(parsed, (Report, Fragment))
         if is_future(parsed, assigned):
-            self._dead(DeadLetter(parsed.raw, "future_timestamp", parsed.receiver, "event time ahead of the wall clock"))
+            self._dead(future_timestamp(parsed))
             return
         if isinstance(parsed, Report):
             if parsed.ts == TIME_UNKNOWN:
@@ -222,7 +225,7 @@ class PlainPipeline:
 
     def finish(self) -> PlainResult:
         """End of input: the final watermark fires every timer left."""
-        self._advance(2**63 - 1)
+        self._advance(END_OF_INPUT)
         return self.out
 
 
@@ -233,8 +236,7 @@ def run_plain(config: PipelineConfig, lines: Iterable[str], now_ms: int | None =
 
 
 def read_lines(path: Path) -> Iterable[str]:
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
-    for file in files:
+    for file in input_files(path):
         with file.open(encoding="utf-8", errors="replace", newline=None) as fh:
             for line in fh:
                 yield line.rstrip("\n")

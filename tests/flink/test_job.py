@@ -1,0 +1,183 @@
+"""The whole job in a Flink mini-cluster (thread mode), at parallelism 1 and 2, on real captures
+and on a generated feed of edge cases: exact outputs, and the same outputs as the plain-Python
+pipeline (which runs the same logic with Flink's event-time rules in one loop).
+
+Two things parallelism may change, both as Flink defines them. Revisions: at parallelism 2 a
+contribution can reach a window before or after its first firing, so the number of firings may
+differ while the final aggregate (the highest revision, which a sink keeps) may not. And which
+copy of a multipart static report "arrives first": copies from two receivers are reassembled by
+two subtasks, so the kept copy's receiver and time may differ while its content and the counts
+may not.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.nmea import BASE, position, tagged
+from udfs.config import SAMPLE_INPUT, PipelineConfig
+from udfs.outputs import read_jsonl
+from udfs.plain import read_lines, run_plain, write_outputs
+
+pytestmark = pytest.mark.flink
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_job(input_path: Path, output: Path, *flags: str) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--input", str(input_path), "--output", str(output)]
+    cmd += ["--web-ui-port", "0", *flags]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((output / "summary.json").read_text())  # type: ignore[no-any-return]
+
+
+def run_oracle(input_path: Path, output: Path, **knobs: Any) -> None:
+    config = PipelineConfig(input_path=input_path, **knobs)
+    write_outputs(run_plain(config, list(read_lines(input_path))), output)
+
+
+def final(aggregates: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    best: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for a in aggregates:
+        key = (a["window"], a["cell"], a["window_start"])
+        if key not in best or best[key]["revision"] < a["revision"]:
+            best[key] = a
+    return best
+
+
+def assert_same_outputs(job: Path, oracle: Path, same_revisions: bool) -> None:
+    for name in ("positions", "static", "late", "dead_letter"):
+        drop = () if same_revisions or name != "static" else ("receiver", "timestamp")
+        got = sorted(
+            json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True) for r in read_jsonl(job / name)
+        )
+        want = sorted(
+            json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True) for r in read_jsonl(oracle / name)
+        )
+        assert got == want, name
+    got_aggs, want_aggs = read_jsonl(job / "aggregates"), read_jsonl(oracle / "aggregates")
+    strip = lambda m: {k: {f: v for f, v in a.items() if f != "revision"} for k, a in m.items()}  # noqa: E731
+    assert strip(final(got_aggs)) == strip(final(want_aggs))
+    # Every window's firings are revisions 0, 1, 2, ... without gaps.
+    seen: dict[tuple[str, str, str], list[int]] = {}
+    for a in got_aggs:
+        seen.setdefault((a["window"], a["cell"], a["window_start"]), []).append(a["revision"])
+    assert all(sorted(revs) == list(range(len(revs))) for revs in seen.values())
+    if same_revisions:
+        assert sorted(map(json.dumps, got_aggs)) == sorted(map(json.dumps, want_aggs))
+
+
+@pytest.fixture(scope="module")
+def sample_oracle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("oracle")
+    run_oracle(SAMPLE_INPUT, out)
+    return out
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_bundled_sample_matches_the_plain_pipeline_exactly(parallelism: int, sample_oracle: Path, tmp_path: Path):
+    summary = run_job(SAMPLE_INPUT, tmp_path, "--parallelism", str(parallelism))
+    assert_same_outputs(tmp_path, sample_oracle, same_revisions=parallelism == 1)
+    expected = {
+        "lines": 10000,
+        "positions_kept": 7294,
+        "duplicates_exact": 881,
+        "duplicates_near": 3,
+        "static_kept": 926,
+        "static_duplicates": 3,
+        "no_position": 42,
+        "other_types": 231,
+        "fragments_joined": 619,
+        "late": 0,
+        "dead_letter": {"incomplete_multipart": 1},
+        "late_records": {"tumbling": 252, "sliding": 0},
+        "accounted_lines": 10000,
+    }
+    assert {k: summary[k] for k in expected} == expected
+
+
+EDGE_T0 = BASE - BASE % 60
+
+
+def edge_case_feed(fixtures: Path) -> list[str]:
+    """Real error, multipart and GPS lines, plus generated timings: duplicates, late reports,
+    a clock 70 years fast, junk."""
+    a, b, c = 244000001, 244000002, 244000003
+    shore = position(a, 52.0, 4.0, sog=10.0)
+    # Real captures first, oldest first (2014 satellite, 2023-11-07 shore), so none is late.
+    lines = (fixtures / "libais__tagblock.nmea").read_text().splitlines()
+    lines += (fixtures / "aistools__errors.nmea").read_text().splitlines()
+    lines += [tagged(shore, EDGE_T0 + 5, "shore")]
+    lines += [tagged(position(b, 53.0 + i / 1000, 5.0, sog=12.0), EDGE_T0 + 10 + i) for i in range(80)]
+    lines += [tagged(shore, EDGE_T0 + 95, "sat")]  # satellite copy 90 s late: exact duplicate
+    lines += [tagged(position(c, 52.0, 4.0, sog=20.0), EDGE_T0 + 30)]  # late within lateness: revision 1
+    lines += [tagged(position(c, 52.0, 4.0, sog=102.3), EDGE_T0 + 31)]  # no SOG
+    lines += [tagged(position(a, 91.0, 4.0), EDGE_T0 + 40)]  # latitude 91: no position
+    lines += [tagged(position(a, 52.0, 4.0), EDGE_T0 + 70 * 365 * 86400)]  # clock 70 years fast
+    lines += [tagged(position(b, 54.0, 6.0), EDGE_T0 + 400)]  # watermark jumps
+    lines += [tagged(position(c, 52.1, 4.1), EDGE_T0 + 20)]  # late for tumbling, not sliding
+    lines += [tagged(position(c, 52.2, 4.2), EDGE_T0 - 900)]  # late for every window
+    # GPS sentences of a combined receiver (its AIS lines carry no time: they would get ingestion
+    # time, which no test can predict).
+    lines += [line for line in (fixtures / "gpsd__ait250.log").read_text().splitlines() if line.startswith("$")][:20]
+    lines += ["", "# a comment", "garbage \x01 line", "!AIVDM,1,1,,B,,0*25"]
+    return lines
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_edge_cases_give_exact_outputs(parallelism: int, fixtures: Path, tmp_path: Path):
+    feed = tmp_path / "feed.nmea"
+    feed.write_text("\n".join(edge_case_feed(fixtures)) + "\n")
+    out, oracle = tmp_path / "out", tmp_path / "oracle"
+    summary = run_job(feed, out, "--parallelism", str(parallelism))
+    run_oracle(feed, oracle)
+    assert_same_outputs(out, oracle, same_revisions=parallelism == 1)
+
+    assert summary["lines"] == summary["accounted_lines"]
+    assert summary["duplicates_exact"] == 1 and summary["no_position"] == 1 and summary["late"] == 1
+    assert summary["dead_letter"] == {"checksum": 2, "future_timestamp": 1, "malformed": 2}
+    late = sorted((r["mmsi"], r["window"], r["timestamp"]) for r in read_jsonl(out / "late"))
+    assert late == [
+        (244000003, "sliding", "2023-11-14T21:58:00.000Z"),
+        (244000003, "tumbling", "2023-11-14T21:58:00.000Z"),
+        (244000003, "tumbling", "2023-11-14T22:13:20.000Z"),
+    ]
+    first_cell = "u14zg4"
+    tumbling = final(read_jsonl(out / "aggregates"))[("tumbling", first_cell, "2023-11-14T22:13:00.000Z")]
+    assert (tumbling["reports"], tumbling["vessels"], tumbling["avg_sog"]) == (3, 2, 15.0)
+    assert tumbling["revision"] >= 1
+
+
+def test_json_input_of_a_real_track(fixtures: Path, tmp_path: Path):
+    src = fixtures / "gpsdiosegment__263576000.json"
+    feed = tmp_path / "track.jsonl"
+    with src.open() as fh, feed.open("w") as out:
+        for line in fh:
+            r = json.loads(line)
+            out.write(
+                json.dumps(
+                    {
+                        "mmsi": r["ssvid"],
+                        "timestamp": r["timestamp"],
+                        "lat": r["lat"],
+                        "lon": r["lon"],
+                        "sog": r["speed"],
+                        "cog": r["course"],
+                    }
+                )
+                + "\n"
+            )
+        out.write("{not json\n")
+    job, oracle = tmp_path / "out", tmp_path / "oracle"
+    summary = run_job(feed, job, "--input-format", "json")
+    run_oracle(feed, oracle, input_format="json")
+    assert_same_outputs(job, oracle, same_revisions=True)
+    assert summary["lines"] == summary["accounted_lines"] == 949
+    assert summary["dead_letter"] == {"bad_json": 1}
+    assert summary["positions_kept"] + summary["duplicates_exact"] + summary["duplicates_near"] + summary["late"] == 948

@@ -234,6 +234,10 @@ def _number(obj: dict[str, object], key: str) -> float | None:
     return None
 
 
+def _rounded(value: float | None) -> str:
+    return "-" if value is None else str(round(value, 5))
+
+
 def parse_json(line: str) -> Parsed:
     """Classify one JSON line: a decoded position with ``mmsi``, ``timestamp``, ``lat``, ``lon``."""
     text = line.strip()
@@ -258,8 +262,9 @@ def parse_json(line: str) -> Parsed:
     if ts is None:
         return DeadLetter(raw, "malformed", receiver, "timestamp missing or not ISO 8601 / epoch")
     lat, lon = _number(obj, "lat"), _number(obj, "lon")
-    if lat is None or lon is None:
-        return DeadLetter(raw, "malformed", receiver, "lat or lon missing or not a number")
+    if (lat is None and obj.get("lat") is not None) or (lon is None and obj.get("lon") is not None):
+        return DeadLetter(raw, "malformed", receiver, "lat or lon is not a number")
+    # A null or missing lat/lon is a report without a fix: counted as no_position downstream.
     msg_type = obj.get("msg_type", 1)
     if not isinstance(msg_type, int) or isinstance(msg_type, bool):
         return DeadLetter(raw, "malformed", receiver, "msg_type is not an integer")
@@ -270,7 +275,7 @@ def parse_json(line: str) -> Parsed:
         mmsi=mmsi,
         ts=ts,
         msg_type=msg_type,
-        identity=f"{mmsi}|{ts}|{round(lat, 5)}|{round(lon, 5)}",
+        identity=f"{mmsi}|{ts}|{_rounded(lat)}|{_rounded(lon)}",
         payload="",
         fill=0,
         receiver=receiver,

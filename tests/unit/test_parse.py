@@ -166,4 +166,12 @@ def test_junk_json_is_dead_lettered_with_reason():
     missing = parse_json('{"mmsi": 1, "lat": 1, "lon": 2}')
     assert isinstance(missing, DeadLetter) and missing.reason == "malformed" and "timestamp" in missing.detail
     assert parse_json('{"mmsi": "x", "timestamp": 1, "lat": 1, "lon": 2}').reason == "malformed"  # type: ignore[union-attr]
+    assert parse_json('{"mmsi": 1, "timestamp": 1, "lat": "north", "lon": 2}').reason == "malformed"  # type: ignore[union-attr]
     assert parse_json('{"mmsi": 1, "timestamp": 1, "lat": 1, "lon": 2, "msg_type": 5}') == Skipped("other_types")
+
+
+def test_json_without_lat_lon_is_a_report_without_a_fix():
+    # A real gpsdio-segment record with null coordinates.
+    report = parse_json('{"mmsi": 263576000, "lat": null, "lon": null, "timestamp": "2015-10-15T09:15:55.000000Z"}')
+    assert isinstance(report, Report) and (report.lat, report.lon) == (None, None)
+    assert report.identity == "263576000|1444900555000|-|-"

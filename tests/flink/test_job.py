@@ -184,7 +184,8 @@ def test_json_input_of_a_real_track(fixtures: Path, tmp_path: Path):
     assert_same_outputs(job, oracle, same_revisions=True)
     assert summary["lines"] == summary["accounted_lines"] == 949
     assert summary["dead_letter"] == {"bad_json": 1}
-    # 19 points have null coordinates; 4 of them repeat a time already seen: exact duplicates.
+    # 14 points with null coordinates (5 more repeat one of their times: exact duplicates) and
+    # one with the "not available" 91/181.
     assert summary["no_position"] == 15
     kinds = ("positions_kept", "duplicates_exact", "duplicates_near", "no_position", "late")
     assert sum(summary[k] for k in kinds) == 948

@@ -98,11 +98,15 @@ def local_environment(config: PipelineConfig):  # type: ignore[no-untyped-def]
 
 
 def file_source(env, config: PipelineConfig):  # type: ignore[no-untyped-def]
-    """Lines of a file or of every file under a directory (bounded: the job ends with the input)."""
-    from pyflink.common import WatermarkStrategy
+    """Lines of a file or of every file under a directory: bounded (the job ends with the input),
+    or, with --follow, watching for new files until the job is stopped."""
+    from pyflink.common import Duration, WatermarkStrategy
     from pyflink.datastream.connectors.file_system import FileSource, StreamFormat
 
-    source = FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(config.input_path)).build()
+    builder = FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(config.input_path))
+    if config.follow:
+        builder = builder.monitor_continuously(Duration.of_seconds(1))
+    source = builder.build()
     return env.from_source(source, WatermarkStrategy.no_watermarks(), "read lines").uid("source-lines")
 
 
@@ -217,17 +221,20 @@ def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True
 
 
 def jsonl_sink(directory: Path):  # type: ignore[no-untyped-def]
-    """JSON Lines part files written straight into ``directory``."""
+    """JSON Lines part files written straight into ``directory``, committed on every checkpoint
+    (and at the end of a bounded input), so a running job's outputs can be read as it goes."""
     from pyflink.common.serialization import Encoder
     from pyflink.datastream.connectors.file_system import (
         BucketAssigner,
         FileSink,
         OutputFileConfig,
+        RollingPolicy,
     )
 
     return (
         FileSink.for_row_format(str(directory), Encoder.simple_string_encoder())
         .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
         .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".jsonl").build())
         .build()
     )

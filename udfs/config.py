@@ -78,6 +78,7 @@ class PipelineConfig:
     multipart_timeout_s: int = 60
     parallelism: int = 1
     web_ui_port: int = 8081
+    follow: bool = False
     flink_conf_dir: Path = field(default=PROJECT_ROOT / "flink-conf")
 
     def __post_init__(self) -> None:
@@ -136,7 +137,9 @@ class PipelineConfig:
         for name in ("window_s", "slide_size_s", "slide_s", "dedup_ttl_s", "static_ttl_s", "multipart_timeout_s"):
             if getattr(self, name) <= 0:
                 raise bad(name, f"must be a positive number of seconds, not {getattr(self, name)}")
-        for name in ("lateness_s", "out_of_orderness_s", "idle_timeout_s", "near_window_s", "max_clock_skew_s"):
+        if self.idle_timeout_s <= 0:
+            raise bad("idle_timeout_s", f"must be a positive number of seconds, not {self.idle_timeout_s}")
+        for name in ("lateness_s", "out_of_orderness_s", "near_window_s", "max_clock_skew_s"):
             if getattr(self, name) < 0:
                 raise bad(name, f"must not be negative, not {getattr(self, name)}")
         if self.slide_size_s % self.slide_s != 0:
@@ -155,6 +158,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of every knob; defaults are None so that the environment can fill in."""
     parser.add_argument("--input", dest="input_path", help="file or directory of lines (default: bundled sample)")
     parser.add_argument("--output", dest="output_dir", help="write JSON Lines here (default: print)")
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        default=None,
+        help="keep watching the input directory for new files; the job runs until stopped [FOLLOW]",
+    )
     for name, knob in _KNOBS.items():
         parser.add_argument(
             knob.flag, dest=name, default=None, help=f"{knob.help} [{knob.env}, default {knob.default}]"
@@ -180,6 +189,8 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         values["input_path"] = Path(args.input_path)
     elif env.get("INPUT_PATH"):
         values["input_path"] = Path(env["INPUT_PATH"])
+    if getattr(args, "follow", None) or env.get("FOLLOW", "").lower() in ("1", "true", "yes"):
+        values["follow"] = True
     if getattr(args, "output_dir", None):
         values["output_dir"] = Path(args.output_dir)
     elif env.get("OUTPUT_DIR"):

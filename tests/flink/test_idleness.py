@@ -1,0 +1,63 @@
+"""Watermarks with an idle source subtask: one file, parallelism 2, the source watching the
+directory (unbounded). One reader holds the only split; the other has nothing to read, ever.
+Without the idle timeout it would hold the job's watermark back forever and no window would
+fire; with it, windows fire while the job runs, and those past their lateness are final and equal
+the plain pipeline's."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.flink.test_job import ROOT, final
+from udfs.config import SAMPLE_INPUT, PipelineConfig
+from udfs.outputs import read_jsonl
+from udfs.plain import read_lines, run_plain
+
+pytestmark = pytest.mark.flink
+
+
+def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
+    watched, out = tmp_path / "in", tmp_path / "out"
+    watched.mkdir()
+    shutil.copy(SAMPLE_INPUT, watched / SAMPLE_INPUT.name)
+    cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--input", str(watched), "--output", str(out)]
+    cmd += ["--follow", "--parallelism", "2", "--idle-timeout", "2", "--web-ui-port", "0"]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    # Sample: 02:09:52-02:15:17, starting at 02:14:57 (reports before 02:12 come when the watermark
+    # has passed their tumbling windows' lateness). The watermark reaches 02:15:07, so the tumbling
+    # windows 02:12, 02:13 and 02:14 fire, and once all lines are read they equal the plain
+    # pipeline's final aggregates. Files are committed on checkpoints (every 10 s).
+    wanted = {f"2022-11-10T02:{m:02d}:00.000Z" for m in (12, 13, 14)}
+    got: list[dict[str, object]] = []
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and proc.poll() is None:
+            got = read_jsonl(out / "aggregates")
+            if wanted <= {str(a["window_start"]) for a in got if a["window"] == "tumbling"}:
+                break
+            time.sleep(2)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode is not None
+    job_final = {k: v for k, v in final(got).items() if k[0] == "tumbling" and k[2] in wanted}
+    assert job_final, "no tumbling window fired: the idle subtask held the watermark back"
+    oracle = run_plain(PipelineConfig(), list(read_lines(SAMPLE_INPUT)))
+    oracle_final = final([json.loads(a) for a in oracle.aggregates])
+    want = {k: v for k, v in oracle_final.items() if k[0] == "tumbling" and k[2] in wanted}
+    strip = lambda m: {k: {f: x for f, x in a.items() if f != "revision"} for k, a in m.items()}  # noqa: E731
+    assert len(want) > 100 and strip(job_final) == strip(want)

@@ -228,30 +228,39 @@ class CellWindows:
         spec = self.spec
         boundary = ts + 1
         panes = store.panes()
+        if not panes:
+            return []
         out: list[Aggregate] = []
         on_boundary = boundary % spec.pane_ms == 0
         if on_boundary:
-            if boundary % spec.window_ms == 0 and store.revision(TUMBLING, boundary - spec.window_ms) is None:
-                agg = self._fire(store, cell, TUMBLING, boundary - spec.window_ms, boundary, panes)
-                if agg:
-                    out.append(agg)
-            if boundary % spec.slide_ms == 0 and store.revision(SLIDING, boundary - spec.slide_size_ms) is None:
-                agg = self._fire(store, cell, SLIDING, boundary - spec.slide_size_ms, boundary, panes)
-                if agg:
-                    out.append(agg)
-        # Panes come oldest first, and a newer pane never retires before an older one.
+            for kind, size, every in (
+                (TUMBLING, spec.window_ms, spec.window_ms),
+                (SLIDING, spec.slide_size_ms, spec.slide_ms),
+            ):
+                if boundary % every:
+                    continue
+                start = boundary - size
+                inside = [acc for p, acc in panes if start <= p < boundary]
+                if inside and store.revision(kind, start) is None:
+                    agg = _aggregate(kind, cell, start, boundary, inside, 0)
+                    if agg is not None:
+                        store.set_revision(kind, start, 0)
+                        out.append(agg)
+        # Panes come oldest first, and a newer pane never retires before an older one. Revisions
+        # are dropped along with them: a window closes before the last of its panes retires.
+        retired = False
         for pane_start, _ in panes:
             if spec.pane_retired_at(pane_start) > ts:
                 break
             store.remove_pane(pane_start)
-        revisions = store.revisions()
-        if revisions:
-            for kind, start in revisions:
+            retired = True
+        if retired:
+            for kind, start in store.revisions():
                 size = spec.window_ms if kind == TUMBLING else spec.slide_size_ms
                 if spec.closed(start + size, ts):
                     store.remove_revision(kind, start)
         # Chain the next boundary while the newest pane still belongs to a window not yet fired.
-        if on_boundary and panes:
+        if on_boundary:
             newest = panes[-1][0]
             alive_until = max(spec.tumbling_end(newest), spec.last_sliding_end(newest))
             if boundary + spec.pane_ms <= alive_until:

@@ -334,10 +334,10 @@ class DedupVessel(KeyedCoProcessFunction):
 
     def _process(self, value: Any, ctx: Any) -> Iterator[Any]:
         report = from_row(Report, value)
-        timers = ctx.timer_service()
-        self.store.bind(report.mmsi, timers)
-        watermark = max(timers.current_watermark(), report.watermark)
-        outcome, pane = self.logic.process(self.store, report, watermark)
+        self.store.bind(report.mmsi, ctx.timer_service())
+        # The watermark the report was parsed under is never behind this operator's own (which is
+        # the minimum over all the channels the report's one is among), and it is reproducible.
+        outcome, pane = self.logic.process(self.store, report, report.watermark)
         kind = outcome.kind
         if kind == KEPT_POSITION:
             assert outcome.position is not None
@@ -518,7 +518,7 @@ class CellAggregates(KeyedProcessFunction):
     def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[str]:
         contribution = from_row(VesselPane, value)
         timers = ctx.timer_service()
-        self.store.bind(ctx.get_current_key(), timers)
+        self.store.bind(cell_shard(contribution.cell), timers)
         cell = self.store.cell(contribution.cell)
         aggs = self.windows.on_contribution(cell, contribution, timers.current_watermark())
         if aggs:

@@ -112,8 +112,7 @@ class PlainPipeline:
 
     def _report(self, report: Report) -> None:
         store = self._vessel(report.mmsi)
-        watermark = max(self.op_watermark["vessels"], report.watermark)
-        outcome, pane = self.vessel_logic.process(store, report, watermark)
+        outcome, pane = self.vessel_logic.process(store, report, report.watermark)
         self._collect_timers("vessels", report.mmsi, store)
         kind = outcome.kind
         if kind == KEPT_POSITION:

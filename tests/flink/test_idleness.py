@@ -10,9 +10,11 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -30,7 +32,8 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
     watched.mkdir()
     shutil.copy(SAMPLE_INPUT, watched / SAMPLE_INPUT.name)
     cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--input", str(watched), "--output", str(out)]
-    cmd += ["--follow", "--parallelism", "2", "--idle-timeout", "2", "--web-ui-port", "0"]
+    port = free_port()
+    cmd += ["--follow", "--parallelism", "2", "--idle-timeout", "2", "--web-ui-port", str(port)]
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
@@ -40,6 +43,7 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
     # pipeline's final aggregates. Files are committed on checkpoints (every 10 s).
     wanted = {f"2022-11-10T02:{m:02d}:00.000Z" for m in (12, 13, 14)}
     got: list[dict[str, object]] = []
+    web: dict[str, object] = {}
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and proc.poll() is None:
@@ -47,6 +51,7 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
             if wanted <= {str(a["window_start"]) for a in got if a["window"] == "tumbling"}:
                 break
             time.sleep(2)
+        web = web_ui_view(port)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -61,3 +66,43 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
     want = {k: v for k, v in oracle_final.items() if k[0] == "tumbling" and k[2] in wanted}
     strip = lambda m: {k: {f: x for f, x in a.items() if f != "revision"} for k, a in m.items()}  # noqa: E731
     assert len(want) > 100 and strip(job_final) == strip(want)
+
+    # What the web UI shows of the running job, through its REST API.
+    assert web["state"] == "RUNNING"
+    names = web["vertices"]
+    assert isinstance(names, dict)
+    for operator in ("read lines", "parse lines", "reassemble multipart", "dedup by MMSI", "cell windows"):
+        assert any(operator in name for name in names), operator
+    windows = next(v for name, v in names.items() if name.startswith("cell windows"))
+    assert windows["watermark"] == 1668046506999  # 02:15:17 (newest report) - 10 s - 1 ms
+    dedup = next(v for name, v in names.items() if name.startswith("dedup by MMSI"))
+    assert dedup["duplicates_exact"] == 881 and dedup["positions_kept"] == 7294
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def web_ui_view(port: int) -> dict[str, object]:
+    """Job state, and per vertex its lowest input watermark and summed dedup counters."""
+
+    def get(path: str) -> object:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as resp:
+            return json.load(resp)
+
+    (job,) = get("/jobs/overview")["jobs"]  # type: ignore[index]
+    detail = get(f"/jobs/{job['jid']}")
+    vertices: dict[str, dict[str, int]] = {}
+    for vertex in detail["vertices"]:  # type: ignore[index]
+        base = f"/jobs/{job['jid']}/vertices/{vertex['id']}"
+        marks = get(f"{base}/watermarks")
+        view = {"watermark": min((int(m["value"]) for m in marks), default=-(2**63))}  # type: ignore[union-attr]
+        if vertex["name"].startswith("dedup by MMSI"):
+            for metric in ("duplicates_exact", "positions_kept"):
+                ids = ",".join(f"{i}.dedup_by_MMSI.{metric}" for i in range(vertex["parallelism"]))
+                values = get(f"{base}/metrics?get={ids}")
+                view[metric] = sum(int(v["value"]) for v in values)  # type: ignore[union-attr]
+        vertices[vertex["name"]] = view
+    return {"state": job["state"], "vertices": vertices}

@@ -43,13 +43,9 @@ class Streams:
     tally: object
 
     def named(self) -> dict[str, object]:
-        return {
-            "positions": self.positions,
-            "static": self.static,
-            "aggregates": self.aggregates,
-            "late": self.late,
-            "dead_letter": self.dead_letter,
-        }
+        from udfs.outputs import OUTPUTS
+
+        return {name: getattr(self, name) for name in OUTPUTS}
 
 
 def flink_settings(config: PipelineConfig) -> dict[str, str]:

@@ -16,7 +16,7 @@ OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter")
 TALLY_DIR = "_tally"
 
 # Summary figures, in the order summary.json lists them. Each input line lands in exactly one of
-# the line buckets; see ``check_accounting``.
+# the line buckets; see ``accounted_lines``.
 SUMMARY_COUNTS = (
     "lines",
     "positions_kept",
@@ -153,20 +153,9 @@ def count_lines(directory: Path) -> int:
     return total
 
 
-LINE_BUCKETS = (
-    "positions_kept",
-    "duplicates_exact",
-    "duplicates_near",
-    "static_kept",
-    "static_duplicates",
-    "no_position",
-    "other_types",
-    "not_ais",
-    "skipped",
-    "fragments_joined",
-    "late",
-    "dead_letter_lines",
-)
+# Every figure but the total and ``no_time`` (those lines are counted again where they end up),
+# plus the lines of the dead letters.
+LINE_BUCKETS = (*(k for k in SUMMARY_COUNTS if k not in ("lines", "no_time")), "dead_letter_lines")
 
 
 def accounted_lines(summary: dict[str, object]) -> int:

@@ -43,13 +43,7 @@ class PlainResult:
     tallies: Counter[str] = field(default_factory=Counter)
 
     def named(self) -> dict[str, list[str]]:
-        return {
-            "positions": self.positions,
-            "static": self.static,
-            "aggregates": self.aggregates,
-            "late": self.late,
-            "dead_letter": self.dead_letter,
-        }
+        return {name: getattr(self, name) for name in outputs.OUTPUTS}
 
 
 class PlainPipeline:

@@ -25,6 +25,8 @@ from udfs.outputs import read_jsonl
 from udfs.plain import read_lines, run_plain
 
 pytestmark = pytest.mark.flink
+EXPECTED_WATERMARK = 1668046506999  # 02:15:17.000 (the newest report) - 10 s - 1 ms
+EXPECTED_KEPT = 7294
 
 
 def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
@@ -51,7 +53,13 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
             if wanted <= {str(a["window_start"]) for a in got if a["window"] == "tumbling"}:
                 break
             time.sleep(2)
-        web = web_ui_view(port)
+        # The web UI's metrics are fetched from the task managers every few seconds: poll.
+        web_deadline = time.monotonic() + 60
+        while time.monotonic() < web_deadline:
+            web = web_ui_view(port)
+            if settled(web):
+                break
+            time.sleep(2)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -74,9 +82,21 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
     for operator in ("read lines", "parse lines", "reassemble multipart", "dedup by MMSI", "cell windows"):
         assert any(operator in name for name in names), operator
     windows = next(v for name, v in names.items() if name.startswith("cell windows"))
-    assert windows["watermark"] == 1668046506999  # 02:15:17 (newest report) - 10 s - 1 ms
+    assert windows["watermark"] == EXPECTED_WATERMARK
     dedup = next(v for name, v in names.items() if name.startswith("dedup by MMSI"))
-    assert dedup["duplicates_exact"] == 881 and dedup["positions_kept"] == 7294
+    assert dedup["duplicates_exact"] == 881 and dedup["positions_kept"] == EXPECTED_KEPT
+
+
+def settled(web: dict[str, object]) -> bool:
+    vertices = web.get("vertices")
+    assert isinstance(vertices, dict)
+    windows = [v for name, v in vertices.items() if name.startswith("cell windows")]
+    dedup = [v for name, v in vertices.items() if name.startswith("dedup by MMSI")]
+    return (
+        bool(windows and dedup)
+        and windows[0]["watermark"] == EXPECTED_WATERMARK
+        and dedup[0].get("positions_kept") == EXPECTED_KEPT
+    )
 
 
 def free_port() -> int:

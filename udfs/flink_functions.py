@@ -67,10 +67,12 @@ def window_spec(config: PipelineConfig) -> WindowSpec:
 class _Tallies:
     """Metric counters of one operator, and the tally records behind summary.json."""
 
-    def __init__(self, ctx: RuntimeContext, emit: bool) -> None:
+    def __init__(self, ctx: RuntimeContext, emit: bool, names: tuple[str, ...] = ()) -> None:
         self._group = ctx.get_metrics_group()
         self._counters: dict[str, Any] = {}
         self._emit = emit
+        for name in names:  # registered up front, so that the web UI lists them from the start
+            self._counters[name] = self._group.counter(name)
 
     def count(self, name: str, n: int = 1) -> Iterator[tuple[OutputTag, str]]:
         counter = self._counters.get(name)
@@ -118,7 +120,9 @@ class ParseLines(ProcessFunction):
         self.emit_tallies = emit_tallies
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.tallies = _Tallies(runtime_context, self.emit_tallies)
+        self.tallies = _Tallies(
+            runtime_context, self.emit_tallies, ("lines", "skipped", "not_ais", "other_types", "no_time")
+        )
 
     def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Iterator[Any]:
         parsed = parse_line_cached(value, self.input_format)
@@ -190,7 +194,7 @@ class AssembleMultipart(KeyedProcessFunction):
     def open(self, runtime_context: RuntimeContext) -> None:
         self.logic = MultipartAssembler(self.timeout_ms)
         self.store = _GroupState(runtime_context)
-        self.tallies = _Tallies(runtime_context, self.emit_tallies)
+        self.tallies = _Tallies(runtime_context, self.emit_tallies, ("fragments_joined", "other_types"))
 
     def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[Any]:
         frag = from_row(Fragment, value)
@@ -329,7 +333,19 @@ class DedupVessel(KeyedCoProcessFunction):
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.store = _VesselState(runtime_context)
-        self.tallies = _Tallies(runtime_context, self.emit_tallies)
+        self.tallies = _Tallies(
+            runtime_context,
+            self.emit_tallies,
+            (
+                "positions_kept",
+                "static_kept",
+                "duplicates_exact",
+                "duplicates_near",
+                "static_duplicates",
+                "no_position",
+                "late",
+            ),
+        )
         runtime_context.get_metrics_group().gauge("dedup_keys_held", self.store.keys_held)
 
     def _process(self, value: Any, ctx: Any) -> Iterator[Any]:

@@ -27,6 +27,7 @@ from udfs.plain import read_lines, run_plain
 pytestmark = pytest.mark.flink
 EXPECTED_WATERMARK = 1668046506999  # 02:15:17.000 (the newest report) - 10 s - 1 ms
 EXPECTED_KEPT = 7294
+EXPECTED_DUPLICATES = 881
 
 
 def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
@@ -84,7 +85,7 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
     windows = next(v for name, v in names.items() if name.startswith("cell windows"))
     assert windows["watermark"] == EXPECTED_WATERMARK
     dedup = next(v for name, v in names.items() if name.startswith("dedup by MMSI"))
-    assert dedup["duplicates_exact"] == 881 and dedup["positions_kept"] == EXPECTED_KEPT
+    assert (dedup["duplicates_exact"], dedup["positions_kept"]) == (EXPECTED_DUPLICATES, EXPECTED_KEPT)
 
 
 def settled(web: dict[str, object]) -> bool:
@@ -96,6 +97,7 @@ def settled(web: dict[str, object]) -> bool:
         bool(windows and dedup)
         and windows[0]["watermark"] == EXPECTED_WATERMARK
         and dedup[0].get("positions_kept") == EXPECTED_KEPT
+        and dedup[0].get("duplicates_exact") == EXPECTED_DUPLICATES
     )
 
 

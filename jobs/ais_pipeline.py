@@ -145,6 +145,16 @@ def side_output(stream, tag):  # type: ignore[no-untyped-def]
     return DataStream(stream._j_data_stream.getSideOutput(tag.get_java_output_tag()))
 
 
+def one_record_per_line(stream):  # type: ignore[no-untyped-def]
+    """Split multi-line string records into one record per line, in Java (the helper jar)."""
+    from pyflink.common import Types
+    from pyflink.datastream import DataStream
+    from pyflink.java_gateway import get_gateway
+
+    j_split = get_gateway().jvm.ais.flink.SplitLines()
+    return DataStream(stream._j_data_stream.flatMap(j_split, Types.STRING().get_java_type_info()))
+
+
 def keyed_by_first_field(stream, key_type, record_type):  # type: ignore[no-untyped-def]
     """Key a stream of ``Row(key, record)`` on its first field, in Java.
 
@@ -198,12 +208,13 @@ def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True
         .name("dedup by MMSI")
         .uid("dedup")
     )
-    aggregates = (
+    fired = (
         keyed_by_first_field(vessels, Types.INT(), vessel_pane_type())
         .process(f.CellAggregates(config), output_type=Types.STRING())
         .name("cell windows (keyed by cell shard)")
         .uid("windows")
     )
+    aggregates = one_record_per_line(fired).name("one aggregate per record")
     dead = side_output(parsed, f.DEAD).union(side_output(assembled, f.DEAD), side_output(vessels, f.DEAD))
     tally = side_output(parsed, f.TALLY).union(side_output(assembled, f.TALLY), side_output(vessels, f.TALLY))
     return Streams(

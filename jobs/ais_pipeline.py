@@ -67,11 +67,13 @@ def flink_settings(config: PipelineConfig) -> dict[str, str]:
     conf_file = config.flink_conf_dir / "config.yaml"
     if conf_file.exists():
         flatten("", yaml.safe_load(conf_file.read_text()) or {}, settings)
+    settings["parallelism.default"] = str(config.parallelism)
+    if submitted_by_flink_cli():  # the cluster has its own settings; -pyexec names its Python
+        return {"parallelism.default": settings["parallelism.default"]}
     settings["python.executable"] = sys.executable
     settings["python.client.executable"] = sys.executable
     settings["rest.port"] = str(config.web_ui_port)
     settings["rest.bind-port"] = str(config.web_ui_port)
-    settings["parallelism.default"] = str(config.parallelism)
     return settings
 
 
@@ -297,11 +299,19 @@ def run(config: PipelineConfig) -> dict[str, object]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def submitted_by_flink_cli() -> bool:
+    """True under ``flink run -py``: the CLI starts this script with a gateway of its own and
+    the job goes to that cluster (whose web UI is the cluster's)."""
+    return "PYFLINK_GATEWAY_PORT" in os.environ
+
+
 def free_web_ui_port(config: PipelineConfig) -> PipelineConfig:
     """The config with a usable web UI port: 0 picks a free one; a taken one is an error."""
     import dataclasses
     import socket
 
+    if submitted_by_flink_cli():
+        return config
     with socket.socket() as sock:
         try:
             sock.bind(("127.0.0.1", config.web_ui_port))
@@ -322,7 +332,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"ais-pipeline: error: {exc}", file=sys.stderr)
         return 2
-    print(f"Flink web UI: http://localhost:{config.web_ui_port} (while the job runs)", file=sys.stderr)
+    if not submitted_by_flink_cli():
+        print(f"Flink web UI: http://localhost:{config.web_ui_port} (while the job runs)", file=sys.stderr)
+    log.info("input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed")
     summary = run(config)
     print(outputs.format_summary(summary))
     if config.output_dir is not None:

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A standalone Flink cluster from the PyFlink package's own bin/ scripts, configured by flink-conf/.
+#   scripts/cluster.sh start | stop | submit [job flags...]
+# Logs go to log/flink/. Thread mode embeds the venv's Python in the TaskManager: the daemons get
+# PYTHONPATH (the venv's site-packages and this project) from here, and flink-python's jar goes to
+# lib/ (without it a TaskManager's second job failed with NoSuchFieldException: loadedLibraryNames).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+py=${PYTHON:-$root/.venv/bin/python}
+flink_home=$("$py" -c 'import os, pyflink; print(os.path.dirname(pyflink.__file__))')
+site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+export FLINK_CONF_DIR=$root/flink-conf
+export FLINK_LOG_DIR=${FLINK_LOG_DIR:-$root/log/flink}
+export PYTHONPATH=$root:$site${PYTHONPATH:+:$PYTHONPATH}
+mkdir -p "$FLINK_LOG_DIR"
+
+rest_url() {
+  "$py" - <<'PY'
+import yaml, os
+conf = yaml.safe_load(open(os.path.join(os.environ["FLINK_CONF_DIR"], "config.yaml")))
+print(f"http://{conf['rest']['address']}:{conf['rest']['port']}")
+PY
+}
+
+case "${1:-}" in
+  start)
+    cp -n "$flink_home"/opt/flink-python-*.jar "$flink_home/lib/" 2>/dev/null || true
+    bash "$flink_home/bin/start-cluster.sh"
+    url=$(rest_url)
+    for _ in $(seq 1 60); do
+      if curl -fsS "$url/taskmanagers" 2>/dev/null | grep -q '"taskmanagers":\[{'; then
+        echo "cluster up: $url"
+        exit 0
+      fi
+      sleep 1
+    done
+    echo "cluster did not come up; see $FLINK_LOG_DIR" >&2
+    exit 1
+    ;;
+  stop)
+    bash "$flink_home/bin/stop-cluster.sh"
+    ;;
+  submit)
+    shift
+    "$py" -c 'import jobs.ais_pipeline as j; j.helpers_jar()'
+    exec "$flink_home/bin/flink" run -py "$root/jobs/ais_pipeline.py" --pyFiles "$root/udfs" \
+      -pyexec "$py" -pyclientexec "$py" "$@"
+    ;;
+  *)
+    echo "usage: scripts/cluster.sh start | stop | submit [job flags...]" >&2
+    exit 2
+    ;;
+esac

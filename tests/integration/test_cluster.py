@@ -1,0 +1,46 @@
+"""`flink run -py jobs/ais_pipeline.py` on a real standalone cluster started from the PyFlink
+package's own bin/ scripts (scripts/cluster.sh): the same outputs as the plain pipeline, twice in a
+row on the same TaskManager (thread mode once failed a TaskManager's second job)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.flink.test_job import ROOT, assert_same_outputs, run_oracle
+from udfs.config import SAMPLE_INPUT
+
+pytestmark = pytest.mark.integration
+CLUSTER = ROOT / "scripts" / "cluster.sh"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    started = subprocess.run(["bash", str(CLUSTER), "start"], capture_output=True, text=True, timeout=180)
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        yield started.stdout.strip().splitlines()[-1].removeprefix("cluster up: ")
+    finally:
+        subprocess.run(["bash", str(CLUSTER), "stop"], capture_output=True, timeout=120)
+
+
+def test_submitted_job_matches_the_plain_pipeline_twice_in_a_row(cluster: str, tmp_path: Path):
+    oracle = tmp_path / "oracle"
+    run_oracle(SAMPLE_INPUT, oracle)
+    for attempt in ("first", "second"):
+        out = tmp_path / attempt
+        proc = subprocess.run(
+            ["bash", str(CLUSTER), "submit", "--output", str(out)], capture_output=True, text=True, timeout=600
+        )
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+        assert "lines accounted for 10000 of 10000" in proc.stdout
+        assert_same_outputs(out, oracle, same_revisions=True)
+    with urllib.request.urlopen(f"{cluster}/jobs/overview", timeout=10) as resp:
+        jobs = json.load(resp)["jobs"]
+    assert [j["state"] for j in jobs] == ["FINISHED", "FINISHED"]
+    assert {j["name"] for j in jobs} == {"ais-pipeline"}

@@ -75,20 +75,18 @@ class _Tallies:
             self._counters[name] = self._group.counter(name)
 
     def count(self, name: str, n: int = 1) -> Iterator[tuple[OutputTag, str]]:
-        counter = self._counters.get(name)
-        if counter is None:
-            counter = self._counters[name] = self._group.counter(name.replace(":", "_"))
-        counter.inc(n)
+        """Count in the metrics, and emit the tally records a run summary adds up."""
+        self.metric(name, n)
         if self._emit:
             for _ in range(n):
                 yield TALLY, name
 
-    def metric(self, name: str) -> None:
+    def metric(self, name: str, n: int = 1) -> None:
         """Count in the operator's metrics only: for figures whose records are an output anyway."""
         counter = self._counters.get(name)
         if counter is None:
             counter = self._counters[name] = self._group.counter(name)
-        counter.inc()
+        counter.inc(n)
 
     def dead(self, dead: DeadLetter) -> Iterator[tuple[OutputTag, str]]:
         """Dead-letter a record, and count it by reason in the metrics (the summary counts the

@@ -17,7 +17,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -61,9 +61,10 @@ class PlainPipeline:
             config.geohash_precision,
         )
         self.windows = CellWindows(spec)
-        self.groups: dict[str, DictGroupStore] = {}  # pending multipart groups only
-        self.vessels: dict[int, DictVesselStore] = {}
-        self.cells: dict[str, DictCellStore] = {}
+        # Keyed state: a store per key, made on first use, as Flink's keyed state is.
+        self.groups: defaultdict[str, DictGroupStore] = defaultdict(DictGroupStore)  # pending groups only
+        self.vessels: defaultdict[int, DictVesselStore] = defaultdict(DictVesselStore)
+        self.cells: defaultdict[str, DictCellStore] = defaultdict(DictCellStore)
         # One heap of (time, key) per operator, and the set of (time, key) already queued.
         self._timers: dict[str, list[tuple[int, object]]] = {"vessels": [], "cells": []}
         self._queued: dict[str, set[tuple[int, object]]] = {"vessels": set(), "cells": set()}
@@ -82,30 +83,12 @@ class PlainPipeline:
                 heapq.heappush(self._timers[kind], (ts, key))  # type: ignore[misc]
         store.timers.clear()
 
-    def _vessel(self, mmsi: int) -> DictVesselStore:
-        store = self.vessels.get(mmsi)
-        if store is None:
-            store = self.vessels[mmsi] = DictVesselStore()
-        return store
-
-    def _cell(self, cell: str) -> DictCellStore:
-        store = self.cells.get(cell)
-        if store is None:
-            store = self.cells[cell] = DictCellStore()
-        return store
-
-    def _group(self, group: str) -> DictGroupStore:
-        store = self.groups.get(group)
-        if store is None:
-            store = self.groups[group] = DictGroupStore()
-        return store
-
     # -- operators -----------------------------------------------------------------------------
     def _dead(self, dead: DeadLetter) -> None:
         self.out.dead_letter.append(outputs.dead_letter_json(dead))
 
     def _report(self, report: Report) -> None:
-        store = self._vessel(report.mmsi)
+        store = self.vessels[report.mmsi]
         outcome, pane = self.vessel_logic.process(store, report, report.watermark)
         self._collect_timers("vessels", report.mmsi, store)
         kind = outcome.kind
@@ -127,13 +110,13 @@ class PlainPipeline:
             self._pane(pane)
 
     def _pane(self, pane: VesselPane) -> None:
-        store = self._cell(pane.cell)
+        store = self.cells[pane.cell]
         for agg in self.windows.on_contribution(store, pane, self.op_watermark["cells"]):
             self.out.aggregates.append(outputs.aggregate_json(agg))
         self._collect_timers("cells", pane.cell, store)
 
     def _fragment(self, frag: Fragment) -> None:
-        store = self._group(frag.group)
+        store = self.groups[frag.group]
         # A file replay never waits out a wall-clock deadline: only the end of input expires groups.
         step = self.assembler.on_fragment(store, frag, now_ms=0)
         if store.group is None:
@@ -167,13 +150,13 @@ class PlainPipeline:
                 ts, key = heapq.heappop(heap)
                 self._queued[kind].discard((ts, key))
                 if kind == "vessels":
-                    vstore = self._vessel(key)  # type: ignore[arg-type]
+                    vstore = self.vessels[key]  # type: ignore[index]
                     self.vessel_logic.on_timer(vstore, ts)
                     self._collect_timers("vessels", key, vstore)
                     if vstore.meta() is None:
                         self.vessels.pop(key, None)  # type: ignore[call-overload]
                 else:
-                    cstore = self._cell(key)  # type: ignore[arg-type]
+                    cstore = self.cells[key]  # type: ignore[index]
                     for agg in self.windows.on_timer(cstore, key, ts):  # type: ignore[arg-type]
                         self.out.aggregates.append(outputs.aggregate_json(agg))
                     self._collect_timers("cells", key, cstore)

@@ -58,7 +58,7 @@ def position_fields(pos: Position, cell: str) -> dict[str, object]:
         "sog": pos.sog,
         "cog": pos.cog,
         "heading": pos.heading,
-        "receiver": pos.receiver,
+        "receiver": pos.receiver or None,
         "cell": cell,
     }
 
@@ -76,7 +76,7 @@ def late_json(pos: Position, cell: str, window: str) -> str:
 def static_json(static: Static) -> str:
     obj: dict[str, object] = {"mmsi": static.mmsi, "msg_type": static.msg_type, "timestamp": iso_ms(static.ts)}
     obj.update(static.fields)
-    obj["receiver"] = static.receiver
+    obj["receiver"] = static.receiver or None
     return _dumps(obj)
 
 

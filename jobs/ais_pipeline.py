@@ -259,6 +259,25 @@ def attach_sinks(streams: Streams, output_dir: Path, tally_dir: Path, print_too:
     streams.tally.sink_to(jsonl_sink(tally_dir)).name("write tallies").uid("sink-tally")  # type: ignore[attr-defined]
 
 
+def execute_until_done_or_interrupted(env) -> None:  # type: ignore[no-untyped-def]
+    """Run the job; Ctrl-C (or SIGTERM) cancels it and ends the run cleanly.
+
+    A blocking ``env.execute`` sits in a call to the JVM that a signal does not interrupt; here the
+    job runs detached and this process polls its status, sleeping in Python between polls."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    job = env.execute_async("ais-pipeline")
+    try:
+        while not job.get_job_status().result().is_globally_terminal_state():
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        log.info("stopping: cancelling the job")
+        job.cancel().result()
+        raise
+    job.get_job_execution_result().result()  # raises when the job failed
+
+
 def count_lines(path: Path) -> int:
     """Input lines as Flink's text line format splits them (\\n, \\r or \\r\\n)."""
     total = 0
@@ -288,7 +307,7 @@ def run(config: PipelineConfig) -> dict[str, object]:
                 target.unlink()
         attach_sinks(streams, output_dir, scratch / "tally", print_too=config.output_dir is None)
         started = time.monotonic()
-        env.execute("ais-pipeline")
+        execute_until_done_or_interrupted(env)
         elapsed = time.monotonic() - started
         summary = outputs.summarize(outputs.read_tallies(scratch / "tally"), count_lines(config.input_path), output_dir)
         summary["seconds"] = round(elapsed, 3)
@@ -335,7 +354,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not submitted_by_flink_cli():
         print(f"Flink web UI: http://localhost:{config.web_ui_port} (while the job runs)", file=sys.stderr)
     log.info("input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed")
-    summary = run(config)
+    try:
+        summary = run(config)
+    except KeyboardInterrupt:
+        print("ais-pipeline: stopped", file=sys.stderr)
+        return 130
     print(outputs.format_summary(summary))
     if config.output_dir is not None:
         print(f"outputs in {config.output_dir}")

@@ -268,14 +268,18 @@ def execute_until_done_or_interrupted(env) -> None:  # type: ignore[no-untyped-d
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     job = env.execute_async("ais-pipeline")
+    done = job.get_job_execution_result()
     try:
-        while not job.get_job_status().result().is_globally_terminal_state():
+        while not done.done():
             time.sleep(0.2)
     except KeyboardInterrupt:
         log.info("stopping: cancelling the job")
-        job.cancel().result()
+        cancelled = job.cancel()
+        deadline = time.monotonic() + 30
+        while not cancelled.done() and time.monotonic() < deadline:
+            time.sleep(0.2)
         raise
-    job.get_job_execution_result().result()  # raises when the job failed
+    done.result()  # raises when the job failed
 
 
 def count_lines(path: Path) -> int:

@@ -37,9 +37,8 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
     cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--input", str(watched), "--output", str(out)]
     port = free_port()
     cmd += ["--follow", "--parallelism", "2", "--idle-timeout", "2", "--web-ui-port", str(port)]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    log = (tmp_path / "job.log").open("w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     # Sample: 02:09:52-02:15:17, starting at 02:14:57 (reports before 02:12 come when the watermark
     # has passed their tumbling windows' lateness). The watermark reaches 02:15:07, so the tumbling
     # windows 02:12, 02:13 and 02:14 fire, and once all lines are read they equal the plain
@@ -62,12 +61,14 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
                 break
             time.sleep(2)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        proc.send_signal(signal.SIGTERM)  # the CLI cancels the job and exits
         try:
-            proc.wait(timeout=30)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode is not None
+            proc.wait(timeout=30)
+    log.close()
+    assert proc.returncode == 130, (tmp_path / "job.log").read_text()[-3000:]
     job_final = {k: v for k, v in final(got).items() if k[0] == "tumbling" and k[2] in wanted}
     assert job_final, "no tumbling window fired: the idle subtask held the watermark back"
     oracle = run_plain(PipelineConfig(), list(read_lines(SAMPLE_INPUT)))

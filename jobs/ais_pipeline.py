@@ -336,6 +336,8 @@ def free_web_ui_port(config: PipelineConfig) -> PipelineConfig:
     if submitted_by_flink_cli():
         return config
     with socket.socket() as sock:
+        # As Flink's REST server binds: connections of an earlier run in TIME_WAIT do not count.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", config.web_ui_port))
         except OSError:

@@ -53,3 +53,18 @@ def test_bad_environment_variable_is_named():
 
 def test_input_may_be_a_directory(tmp_path: Path):
     assert parse_config(["--input", str(tmp_path)], environ={}).input_path == tmp_path
+
+
+def test_web_ui_port_in_use_is_a_one_line_error(capsys):
+    import socket
+
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert main(["--web-ui-port", str(port)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"ais-pipeline: error: --web-ui-port (WEB_UI_PORT): port {port} is in use; pick another, or 0 for a free one"
+    ]

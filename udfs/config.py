@@ -11,7 +11,7 @@ import argparse
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -210,7 +210,3 @@ def input_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
     return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
-
-
-def knob_names() -> list[str]:
-    return [f.name for f in fields(PipelineConfig)]

@@ -26,7 +26,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from udfs.config import ConfigError, PipelineConfig, input_files, parse_config  # noqa: E402
+from udfs.config import ConfigError, PipelineConfig, parse_config  # noqa: E402
 
 log = logging.getLogger("ais_pipeline")
 
@@ -282,13 +282,11 @@ def execute_until_done_or_interrupted(env) -> None:  # type: ignore[no-untyped-d
     done.result()  # raises when the job failed
 
 
-def count_lines(path: Path) -> int:
+def count_input_lines(path: Path) -> int:
     """Input lines as Flink's text line format splits them (\\n, \\r or \\r\\n)."""
-    total = 0
-    for file in input_files(path):
-        with file.open(encoding="utf-8", errors="replace", newline=None) as fh:
-            total += sum(1 for _ in fh)
-    return total
+    from udfs.plain import read_lines
+
+    return sum(1 for _ in read_lines(path))
 
 
 def run(config: PipelineConfig) -> dict[str, object]:
@@ -313,7 +311,9 @@ def run(config: PipelineConfig) -> dict[str, object]:
         started = time.monotonic()
         execute_until_done_or_interrupted(env)
         elapsed = time.monotonic() - started
-        summary = outputs.summarize(outputs.read_tallies(scratch / "tally"), count_lines(config.input_path), output_dir)
+        summary = outputs.summarize(
+            outputs.read_tallies(scratch / "tally"), count_input_lines(config.input_path), output_dir
+        )
         summary["seconds"] = round(elapsed, 3)
         if config.output_dir is not None:
             (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

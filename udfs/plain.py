@@ -212,6 +212,8 @@ def run_plain(config: PipelineConfig, lines: Iterable[str], now_ms: int | None =
 
 
 def read_lines(path: Path) -> Iterable[str]:
+    """The lines of a file or directory as Flink's text line format reads them (split on \\n, \\r
+    or \\r\\n; bytes that are not UTF-8 replaced)."""
     for file in input_files(path):
         with file.open(encoding="utf-8", errors="replace", newline=None) as fh:
             for line in fh:

@@ -190,4 +190,8 @@ def format_summary(summary: dict[str, object]) -> str:
     detail = ", ".join(f"{k} {v}" for k, v in dead.items())
     lines.append(f"dead-lettered       {total}" + (f" ({detail})" if detail else ""))
     lines.append(f"lines accounted for {summary['accounted_lines']} of {summary['lines']}")
+    seconds = summary.get("seconds")
+    if isinstance(seconds, (int, float)) and seconds > 0:
+        rate = int(summary["lines"]) / seconds  # type: ignore[call-overload]
+        lines.append(f"processing time     {seconds:.1f} s ({rate:,.0f} lines/s)")
     return "\n".join(lines)

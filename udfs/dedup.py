@@ -29,6 +29,7 @@ from typing import Protocol
 import pygeohash
 
 from udfs.decode import DecodeError, Position, Static, decode
+from udfs.parse import DeadLetter
 from udfs.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
 from udfs.windows import SLIDING, TUMBLING, WindowSpec
 
@@ -53,6 +54,17 @@ class Outcome:
     cell: str = ""
     late_windows: tuple[str, ...] = ()
     detail: str = ""
+
+    @property
+    def tally(self) -> str | None:
+        """The summary figure this outcome is a tally record of; None when it has an output
+        record of its own (kept reports, dead letters), which the summary counts instead."""
+        return None if self.kind in (KEPT_POSITION, KEPT_STATIC, DEAD_LETTER) else self.kind
+
+    def dead_letter(self) -> DeadLetter | None:
+        if self.kind != DEAD_LETTER:
+            return None
+        return DeadLetter(self.report.raw, "decode", self.report.receiver, self.detail)
 
 
 @dataclass(frozen=True, slots=True)

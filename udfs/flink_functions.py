@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from pyflink.common import Row, Types
@@ -27,15 +26,12 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 from udfs import outputs
 from udfs.config import PipelineConfig
 from udfs.dedup import (
-    DEAD_LETTER,
-    KEPT_POSITION,
-    KEPT_STATIC,
     VesselLogic,
     VesselMeta,
 )
 from udfs.multipart import MultipartAssembler, PendingGroup
-from udfs.parse import DeadLetter, Skipped, event_time, future_timestamp, is_future, parse_line_cached
-from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_row, to_row
+from udfs.parse import DeadLetter, Skipped, event_time, parse_line_cached, route_line
+from udfs.records import Fragment, Report, VesselPane, from_row, to_row
 from udfs.windows import CellWindows, PaneAcc, WindowSpec, cell_shard
 
 
@@ -49,6 +45,7 @@ STATIC = _tag("static")
 LATE_OUT = _tag("late")
 DEAD = _tag("dead_letter")
 TALLY = _tag("tally")
+_OUTCOME_TAGS = {"positions": POSITIONS, "static": STATIC, "late": LATE_OUT}
 
 
 def fragments_tag() -> OutputTag:
@@ -124,29 +121,17 @@ class ParseLines(ProcessFunction):
 
     def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Iterator[Any]:
         parsed = parse_line_cached(value, self.input_format)
-        assigned = ctx.timestamp()
         self.tallies.metric("lines")
-        if isinstance(parsed, Skipped):
-            yield from self.tallies.count(parsed.kind)
-            return
-        if isinstance(parsed, DeadLetter):
-            yield from self.tallies.dead(parsed)
-            return
-        if is_future(parsed, assigned):
-            yield from self.tallies.dead(future_timestamp(parsed))
-            return
-        watermark = ctx.timer_service().current_watermark()
-        if isinstance(parsed, Report):
-            if parsed.ts == TIME_UNKNOWN:
-                yield from self.tallies.count("no_time")
-                parsed = replace(parsed, ts=assigned)
-            yield Row(parsed.mmsi, to_row(replace(parsed, watermark=watermark)))
-            return
-        if not parsed.has_time and parsed.frag_num == 1:
-            yield from self.tallies.count("no_time")
-        if parsed.frag_num == 1:
-            parsed = replace(parsed, ts=assigned)
-        yield FRAGMENTS, Row(parsed.group, to_row(replace(parsed, watermark=watermark)))
+        routed = route_line(parsed, ctx.timestamp(), ctx.timer_service().current_watermark)
+        for tally in routed.tallies:
+            yield from self.tallies.count(tally)
+        record = routed.record
+        if routed.dead is not None:
+            yield from self.tallies.dead(routed.dead)
+        elif isinstance(record, Report):
+            yield Row(record.mmsi, to_row(record))
+        elif record is not None:
+            yield FRAGMENTS, Row(record.group, to_row(record))
 
 
 END_OF_INPUT_TIMER = 2**63 - 2  # fires only on Flink's final watermark, at the end of a bounded input
@@ -352,24 +337,17 @@ class DedupVessel(KeyedCoProcessFunction):
         # The watermark the report was parsed under is never behind this operator's own (which is
         # the minimum over all the channels the report's one is among), and it is reproducible.
         outcome, pane = self.logic.process(self.store, report, report.watermark)
-        kind = outcome.kind
-        if kind == KEPT_POSITION:
-            assert outcome.position is not None
-            yield POSITIONS, outputs.position_json(outcome.position, outcome.cell)
-        elif kind == KEPT_STATIC:
-            assert outcome.static is not None
-            yield STATIC, outputs.static_json(outcome.static)
-        if kind == DEAD_LETTER:
-            yield from self.tallies.dead(DeadLetter(report.raw, "decode", report.receiver, outcome.detail))
-        elif kind in (KEPT_POSITION, KEPT_STATIC):
-            self.tallies.metric(kind)
+        for name, text in outputs.outcome_records(outcome):
+            yield _OUTCOME_TAGS[name], text
+        dead = outcome.dead_letter()
+        if dead is not None:
+            yield from self.tallies.dead(dead)
+        elif outcome.tally is not None:
+            yield from self.tallies.count(outcome.tally)
         else:
-            yield from self.tallies.count(kind)
-        if outcome.late_windows:
-            assert outcome.position is not None
-            for window in outcome.late_windows:
-                yield LATE_OUT, outputs.late_json(outcome.position, outcome.cell, window)
-                self.tallies.metric("late_records_" + window)
+            self.tallies.metric(outcome.kind)
+        for window in outcome.late_windows:
+            self.tallies.metric("late_records_" + window)
         if pane is not None:
             yield Row(cell_shard(pane.cell), to_row(pane))
 

@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from udfs.decode import Position, Static
+from udfs.dedup import KEPT_POSITION, KEPT_STATIC, Outcome
 from udfs.parse import DeadLetter
 from udfs.windows import Aggregate
 
@@ -98,6 +99,19 @@ def dead_letter_json(dead: DeadLetter) -> str:
     if dead.detail:
         obj["detail"] = dead.detail
     return _dumps(obj)
+
+
+def outcome_records(outcome: Outcome) -> list[tuple[str, str]]:
+    """The output records (output name, JSON) of one dedup outcome, dead letters aside: a kept
+    position or static report, and one late record per window kind the report missed."""
+    records: list[tuple[str, str]] = []
+    if outcome.kind == KEPT_POSITION and outcome.position is not None:
+        records.append(("positions", position_json(outcome.position, outcome.cell)))
+    elif outcome.kind == KEPT_STATIC and outcome.static is not None:
+        records.append(("static", static_json(outcome.static)))
+    if outcome.late_windows and outcome.position is not None:
+        records.extend(("late", late_json(outcome.position, outcome.cell, w)) for w in outcome.late_windows)
+    return records
 
 
 def read_jsonl(directory: Path) -> list[dict[str, object]]:

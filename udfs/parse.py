@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import math
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from udfs.records import POSITION_TYPES, STATIC_TYPES, TIME_UNKNOWN, Fragment, Report
@@ -328,6 +329,34 @@ def event_time(parsed: Parsed, now_ms: int, max_clock_skew_ms: int) -> int:
     if ts > now_ms + max_clock_skew_ms:
         return TIME_UNKNOWN
     return ts
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """Where one parsed line goes: a report or fragment stamped with its event time and the
+    watermark it was read under, or a dead letter, plus the tally records it makes."""
+
+    record: Report | Fragment | None = None
+    dead: DeadLetter | None = None
+    tallies: tuple[str, ...] = ()
+
+
+def route_line(parsed: Parsed, assigned: int, watermark: Callable[[], int]) -> Routed:
+    """Decide a parsed line, given the timestamp the watermark generator got for it (see
+    :func:`event_time`) and the current watermark (asked only for reports and fragments)."""
+    if isinstance(parsed, Skipped):
+        return Routed(tallies=(parsed.kind,))
+    if isinstance(parsed, DeadLetter):
+        return Routed(dead=parsed)
+    if is_future(parsed, assigned):
+        return Routed(dead=future_timestamp(parsed))
+    if isinstance(parsed, Report):
+        no_time = parsed.ts == TIME_UNKNOWN
+        ts = assigned if no_time else parsed.ts
+        return Routed(replace(parsed, ts=ts, watermark=watermark()), tallies=("no_time",) if no_time else ())
+    first = parsed.frag_num == 1
+    tallies = ("no_time",) if first and not parsed.has_time else ()
+    return Routed(replace(parsed, ts=assigned if first else parsed.ts, watermark=watermark()), tallies=tallies)
 
 
 def future_timestamp(parsed: Report | Fragment) -> DeadLetter:

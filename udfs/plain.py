@@ -19,14 +19,14 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from udfs import outputs
 from udfs.config import PipelineConfig, input_files, parse_config
-from udfs.dedup import DEAD_LETTER, KEPT_POSITION, KEPT_STATIC, DictVesselStore, VesselLogic
+from udfs.dedup import DictVesselStore, VesselLogic
 from udfs.multipart import DictGroupStore, MultipartAssembler
-from udfs.parse import DeadLetter, Skipped, event_time, future_timestamp, is_future, parse_line
+from udfs.parse import DeadLetter, Parsed, Skipped, event_time, parse_line, route_line
 from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane
 from udfs.windows import CellWindows, DictCellStore, WindowSpec
 
@@ -91,21 +91,14 @@ class PlainPipeline:
         store = self.vessels[report.mmsi]
         outcome, pane = self.vessel_logic.process(store, report, report.watermark)
         self._collect_timers("vessels", report.mmsi, store)
-        kind = outcome.kind
-        if kind == KEPT_POSITION:
-            assert outcome.position is not None
-            self.out.positions.append(outputs.position_json(outcome.position, outcome.cell))
-        elif kind == KEPT_STATIC:
-            assert outcome.static is not None
-            self.out.static.append(outputs.static_json(outcome.static))
-        if kind == DEAD_LETTER:
-            self._dead(DeadLetter(report.raw, "decode", report.receiver, outcome.detail))
-        elif kind not in (KEPT_POSITION, KEPT_STATIC):
-            self.out.tallies[kind] += 1
-        if outcome.late_windows:
-            assert outcome.position is not None
-            for window in outcome.late_windows:
-                self.out.late.append(outputs.late_json(outcome.position, outcome.cell, window))
+        named = self.out.named()
+        for name, text in outputs.outcome_records(outcome):
+            named[name].append(text)
+        dead = outcome.dead_letter()
+        if dead is not None:
+            self._dead(dead)
+        elif outcome.tally is not None:
+            self.out.tallies[outcome.tally] += 1
         if pane is not None:
             self._pane(pane)
 
@@ -175,29 +168,15 @@ class PlainPipeline:
                 if assigned - ooo - 1 > self.watermark:
                     self._advance(assigned - ooo - 1)
 
-    def _line(self, parsed: object, assigned: int) -> None:
-        tallies = self.out.tallies
-        if isinstance(parsed, Skipped):
-            tallies[parsed.kind] += 1
-            return
-        if isinstance(parsed, DeadLetter):
-            self._dead(parsed)
-            return
-        assert isinstance(parsed, (Report, Fragment))
-        if is_future(parsed, assigned):
-            self._dead(future_timestamp(parsed))
-            return
-        if isinstance(parsed, Report):
-            if parsed.ts == TIME_UNKNOWN:
-                tallies["no_time"] += 1
-                parsed = replace(parsed, ts=assigned)
-            self._report(replace(parsed, watermark=self.watermark))
-            return
-        if not parsed.has_time and parsed.frag_num == 1:
-            tallies["no_time"] += 1
-        if parsed.frag_num == 1:
-            parsed = replace(parsed, ts=assigned)
-        self._fragment(replace(parsed, watermark=self.watermark))
+    def _line(self, parsed: Parsed, assigned: int) -> None:
+        routed = route_line(parsed, assigned, lambda: self.watermark)
+        self.out.tallies.update(routed.tallies)
+        if routed.dead is not None:
+            self._dead(routed.dead)
+        elif isinstance(routed.record, Report):
+            self._report(routed.record)
+        elif routed.record is not None:
+            self._fragment(routed.record)
 
     def finish(self) -> PlainResult:
         """End of input: the final watermark fires every timer left."""

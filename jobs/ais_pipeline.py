@@ -63,13 +63,13 @@ def flink_settings(config: PipelineConfig) -> dict[str, str]:
         else:
             out[prefix] = str(node)
 
+    if submitted_by_flink_cli():  # the cluster has its own settings; -pyexec names its Python
+        return {"parallelism.default": str(config.parallelism)}
     settings: dict[str, str] = {}
     conf_file = config.flink_conf_dir / "config.yaml"
     if conf_file.exists():
         flatten("", yaml.safe_load(conf_file.read_text()) or {}, settings)
     settings["parallelism.default"] = str(config.parallelism)
-    if submitted_by_flink_cli():  # the cluster has its own settings; -pyexec names its Python
-        return {"parallelism.default": settings["parallelism.default"]}
     settings["python.executable"] = sys.executable
     settings["python.client.executable"] = sys.executable
     settings["rest.port"] = str(config.web_ui_port)
@@ -112,7 +112,8 @@ HELPERS_JAR = _ROOT / "build" / "ais-flink-helpers.jar"
 
 
 def helpers_jar() -> Path:
-    """The job's Java helper jar (per-event watermarks), built from java/ on first use."""
+    """The job's Java helper jar (per-event watermarks, line splitting), built from java/ when
+    missing or older than its sources."""
     import subprocess
 
     sources = list((_ROOT / "java" / "src").rglob("*.java"))

@@ -48,6 +48,9 @@ class Streams:
         return {name: getattr(self, name) for name in OUTPUTS}
 
 
+CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
+
+
 def flink_settings(config: PipelineConfig) -> dict[str, str]:
     """flink-conf/config.yaml flattened, plus what a local run must set for itself."""
     import yaml
@@ -63,12 +66,20 @@ def flink_settings(config: PipelineConfig) -> dict[str, str]:
         else:
             out[prefix] = str(node)
 
+    interval = config.checkpoint_interval_s
     if submitted_by_flink_cli():  # the cluster has its own settings; -pyexec names its Python
-        return {"parallelism.default": str(config.parallelism)}
-    settings: dict[str, str] = {}
+        settings = {"parallelism.default": str(config.parallelism)}
+        if interval:
+            settings[CHECKPOINT_INTERVAL] = f"{interval}s"
+        return settings
+    settings = {}
     conf_file = config.flink_conf_dir / "config.yaml"
     if conf_file.exists():
         flatten("", yaml.safe_load(conf_file.read_text()) or {}, settings)
+    if interval == 0:
+        settings.pop(CHECKPOINT_INTERVAL, None)
+    elif interval is not None:
+        settings[CHECKPOINT_INTERVAL] = f"{interval}s"
     settings["parallelism.default"] = str(config.parallelism)
     settings["python.executable"] = sys.executable
     settings["python.client.executable"] = sys.executable
@@ -260,7 +271,7 @@ def attach_sinks(streams: Streams, output_dir: Path, tally_dir: Path, print_too:
     streams.tally.sink_to(jsonl_sink(tally_dir)).name("write tallies").uid("sink-tally")  # type: ignore[attr-defined]
 
 
-def execute_until_done_or_interrupted(env) -> None:  # type: ignore[no-untyped-def]
+def execute_until_done_or_interrupted(env, name: str = "ais-pipeline") -> None:  # type: ignore[no-untyped-def]
     """Run the job; Ctrl-C (or SIGTERM) cancels it and ends the run cleanly.
 
     A blocking ``env.execute`` sits in a call to the JVM that a signal does not interrupt; here the
@@ -268,7 +279,7 @@ def execute_until_done_or_interrupted(env) -> None:  # type: ignore[no-untyped-d
     import signal
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    job = env.execute_async("ais-pipeline")
+    job = env.execute_async(name)
     done = job.get_job_execution_result()
     try:
         while not done.done():
@@ -323,6 +334,38 @@ def run(config: PipelineConfig) -> dict[str, object]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def checkpointing_on(env) -> bool:  # type: ignore[no-untyped-def]
+    return bool(env.get_checkpoint_config().is_checkpointing_enabled())
+
+
+def run_kafka(config: PipelineConfig) -> str:
+    """Run the job from a Kafka topic to one topic per output. Locally it runs until stopped (or,
+    with --bounded, until the input's offsets at start are consumed); under ``flink run`` it is
+    submitted and left running on the cluster. Returns the job id."""
+    from jobs import kafka_io
+
+    env = local_environment(config)
+    for jar in kafka_io.kafka_jars():
+        env.add_jars(jar.as_uri())
+    kafka_io.check_topics(config)
+    exactly_once = checkpointing_on(env)
+    log.info(
+        "Kafka %s -> topics %s*, %s",
+        config.topic,
+        config.output_topic_prefix,
+        "exactly once (transactions committed on checkpoints)" if exactly_once else "at least once (no checkpoints)",
+    )
+    streams = build_pipeline(env, kafka_io.kafka_source(env, config), config, emit_tallies=False)
+    kafka_io.attach_kafka_sinks(streams, config, exactly_once)
+    if submitted_by_flink_cli():
+        job = env.execute_async(f"ais-pipeline {config.topic}")
+        job_id = str(job.get_job_id())
+        print(f"submitted job {job_id}")
+        return job_id
+    execute_until_done_or_interrupted(env, f"ais-pipeline {config.topic}")
+    return ""
+
+
 def submitted_by_flink_cli() -> bool:
     """True under ``flink run -py``: the CLI starts this script with a gateway of its own and
     the job goes to that cluster (whose web UI is the cluster's)."""
@@ -360,6 +403,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if not submitted_by_flink_cli():
         print(f"Flink web UI: http://localhost:{config.web_ui_port} (while the job runs)", file=sys.stderr)
+    if config.source == "kafka":
+        try:
+            run_kafka(config)
+        except ConfigError as exc:
+            print(f"ais-pipeline: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("ais-pipeline: stopped", file=sys.stderr)
+            return 130
+        return 0
     log.info("input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed")
     try:
         summary = run(config)

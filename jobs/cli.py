@@ -6,9 +6,12 @@ import sys
 from collections.abc import Sequence
 
 USAGE = """usage: ais-pipeline run [--input PATH] [--output DIR] [flags]
+       ais-pipeline replay FILE --topic TOPIC [--rate N]
 
 commands:
-  run     run the job in a local Flink mini-cluster (ais-pipeline run --help for the flags)
+  run     run the job in a local Flink mini-cluster, on a file or a Kafka topic
+          (ais-pipeline run --help for the flags)
+  replay  feed a Kafka topic from a capture, at a rate or as fast as possible
 """
 
 
@@ -22,6 +25,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from jobs.ais_pipeline import main as run_main
 
         return run_main(rest)
+    if command == "replay":
+        from jobs.replay import main as replay_main
+
+        return replay_main(rest)
     print(f"ais-pipeline: error: unknown command {command!r}\n{USAGE}", file=sys.stderr, end="")
     return 2
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +54,46 @@ _KNOBS: dict[str, _Knob] = {
     ),
     "parallelism": _Knob("--parallelism", "PARALLELISM", int, 1, "job parallelism"),
     "web_ui_port": _Knob("--web-ui-port", "WEB_UI_PORT", int, 8081, "local web UI / REST port (0 picks a free one)"),
+    "checkpoint_interval_s": _Knob(
+        "--checkpoint-interval",
+        "CHECKPOINT_INTERVAL_SECONDS",
+        int,
+        "flink-conf",
+        "checkpoint every N seconds, 0 = off (Kafka sinks then at-least-once)",
+    ),
+    "source": _Knob("--source", "SOURCE", str, "file", "file or kafka"),
+    "bootstrap_servers": _Knob(
+        "--bootstrap-servers", "KAFKA_BOOTSTRAP_SERVERS", str, "127.0.0.1:9092", "Kafka brokers, host:port,..."
+    ),
+    "topic": _Knob("--topic", "KAFKA_TOPIC", str, "ais-raw", "Kafka topic of raw lines (one line per record value)"),
+    "group_id": _Knob("--group-id", "KAFKA_GROUP_ID", str, "ais-pipeline", "Kafka consumer group"),
+    "starting_offsets": _Knob(
+        "--starting-offsets",
+        "KAFKA_STARTING_OFFSETS",
+        str,
+        "committed",
+        "earliest, latest, committed (else earliest) or timestamp:<epoch ms>",
+    ),
+    "output_topic_prefix": _Knob(
+        "--output-topic-prefix", "KAFKA_OUTPUT_TOPIC_PREFIX", str, "ais.", "output topics are <prefix><output name>"
+    ),
+    "kafka_properties_file": _Knob(
+        "--kafka-properties",
+        "KAFKA_PROPERTIES_FILE",
+        str,
+        "none",
+        "Kafka client properties file (security.protocol, sasl.*, ssl.*); KAFKA_CLIENT_<NAME> env vars too",
+    ),
+}
+
+STARTING_OFFSETS = ("earliest", "latest", "committed")
+# Outputs on Kafka: the fields whose values, joined by "|", key each output's records.
+OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
+    "positions": ("mmsi",),
+    "static": ("mmsi", "msg_type", "partno"),
+    "aggregates": ("window", "cell", "window_start"),
+    "late": ("mmsi",),
+    "dead_letter": (),
 }
 
 
@@ -79,6 +119,17 @@ class PipelineConfig:
     parallelism: int = 1
     web_ui_port: int = 8081
     follow: bool = False
+    checkpoint_interval_s: int | None = None  # None: as flink-conf/config.yaml says
+    source: str = "file"
+    bootstrap_servers: str = "127.0.0.1:9092"
+    topic: str = "ais-raw"
+    group_id: str = "ais-pipeline"
+    starting_offsets: str = "committed"
+    bounded: bool = False
+    output_topic_prefix: str = "ais."
+    kafka_properties_file: str = ""
+    # Client properties (credentials among them): never in repr, never logged.
+    kafka_properties: Mapping[str, str] = field(default_factory=dict, repr=False)
     flink_conf_dir: Path = field(default=PROJECT_ROOT / "flink-conf")
 
     def __post_init__(self) -> None:
@@ -150,8 +201,37 @@ class PipelineConfig:
             raise bad("parallelism", f"must be between 1 and 64, not {self.parallelism}")
         if not 0 <= self.web_ui_port <= 65535:
             raise bad("web_ui_port", f"must be a port number, not {self.web_ui_port}")
-        if not self.input_path.exists():
+        if self.checkpoint_interval_s is not None and self.checkpoint_interval_s < 0:
+            raise bad("checkpoint_interval_s", f"must be 0 (off) or seconds, not {self.checkpoint_interval_s}")
+        if self.source not in ("file", "kafka"):
+            raise bad("source", f"must be file or kafka, not {self.source!r}")
+        if self.source == "kafka":
+            self._validate_kafka(bad)
+        elif not self.input_path.exists():
             raise ConfigError(f"--input: no such file or directory: {self.input_path}")
+
+    def _validate_kafka(self, bad: Callable[[str, str], ConfigError]) -> None:
+        if not self.bootstrap_servers.strip():
+            raise bad("bootstrap_servers", "must name at least one broker (host:port)")
+        for server in self.bootstrap_servers.split(","):
+            host, sep, port = server.strip().rpartition(":")
+            if not sep or not host or not port.isdigit():
+                raise bad("bootstrap_servers", f"expected host:port, got {server.strip()!r}")
+        if not self.topic:
+            raise bad("topic", "must not be empty")
+        if not self.group_id:
+            raise bad("group_id", "must not be empty")
+        if self.starting_offsets not in STARTING_OFFSETS:
+            kind, _, value = self.starting_offsets.partition(":")
+            if kind != "timestamp" or not value.isdigit():
+                raise bad(
+                    "starting_offsets",
+                    f"must be earliest, latest, committed or timestamp:<epoch ms>, not {self.starting_offsets!r}",
+                )
+
+    def output_topics(self) -> dict[str, str]:
+        """Output name -> Kafka topic."""
+        return {name: self.output_topic_prefix + name for name in OUTPUT_KEYS}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -163,6 +243,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         default=None,
         help="keep watching the input directory for new files; the job runs until stopped [FOLLOW]",
+    )
+    parser.add_argument(
+        "--bounded",
+        action="store_true",
+        default=None,
+        help="Kafka: stop at the offsets that are the latest when the job starts [KAFKA_BOUNDED]",
     )
     for name, knob in _KNOBS.items():
         parser.add_argument(
@@ -191,11 +277,36 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         values["input_path"] = Path(env["INPUT_PATH"])
     if getattr(args, "follow", None) or env.get("FOLLOW", "").lower() in ("1", "true", "yes"):
         values["follow"] = True
+    if getattr(args, "bounded", None) or env.get("KAFKA_BOUNDED", "").lower() in ("1", "true", "yes"):
+        values["bounded"] = True
+    values["kafka_properties"] = kafka_client_properties(str(values.get("kafka_properties_file", "")), env)
     if getattr(args, "output_dir", None):
         values["output_dir"] = Path(args.output_dir)
     elif env.get("OUTPUT_DIR"):
         values["output_dir"] = Path(env["OUTPUT_DIR"])
     return PipelineConfig(**values)  # type: ignore[arg-type]
+
+
+def kafka_client_properties(path: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """Kafka client properties: a Java properties file (``key=value`` lines, ``#`` comments),
+    then ``KAFKA_CLIENT_<NAME>`` variables (``KAFKA_CLIENT_SASL_MECHANISM`` -> ``sasl.mechanism``)."""
+    props: dict[str, str] = {}
+    if path:
+        file = Path(path)
+        if not file.is_file():
+            raise ConfigError(f"--kafka-properties (KAFKA_PROPERTIES_FILE): no such file: {file}")
+        for number, raw in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith(("#", "!")):
+                continue
+            key, sep, value = line.partition("=")
+            if not sep:
+                raise ConfigError(f"--kafka-properties: line {number} of {file} is not key=value")
+            props[key.strip()] = value.strip()
+    for name, value in environ.items():
+        if name.startswith("KAFKA_CLIENT_") and len(name) > len("KAFKA_CLIENT_"):
+            props[name[len("KAFKA_CLIENT_") :].lower().replace("_", ".")] = value
+    return props
 
 
 def parse_config(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> PipelineConfig:

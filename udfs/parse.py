@@ -290,6 +290,10 @@ def parse_json(line: str) -> Parsed:
 
 
 def parse_line(line: str, input_format: str) -> Parsed:
+    # Bytes that were not UTF-8 arrive as replacement characters (Flink's text line format and the
+    # job's Kafka deserializer both decode that way); NUL never occurs in text.
+    if "\ufffd" in line or "\x00" in line:
+        return DeadLetter(line[:MAX_LINE_CHARS], "not_text", detail="bytes that are not UTF-8 text")
     return parse_json(line) if input_format == "json" else parse_nmea(line)
 
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# One Apache Kafka broker in KRaft mode (combined broker and controller) on 127.0.0.1, from the
+# Maven Central jars that connectors/pom.xml pins (fetched on first use):
+#   scripts/kafka.sh start | stop | status | clean
+# Settings (environment): KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093),
+# KAFKA_DIR (build/kafka: config, data and the broker's log).
+# Auto-creation of topics is off: the job fails clearly on a missing topic instead of inventing
+# one; create topics with `python -m jobs.kafka_topics` (or the replay tool, which creates its own).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+port=${KAFKA_PORT:-9092}
+controller_port=${KAFKA_CONTROLLER_PORT:-9093}
+dir=${KAFKA_DIR:-$root/build/kafka}
+jars=$root/build/jars/kafka
+pidfile=$dir/broker.pid
+
+running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+
+start() {
+  if running; then echo "kafka already running (pid $(cat "$pidfile")) on 127.0.0.1:$port"; return; fi
+  bash "$root/scripts/fetch-jars.sh" broker
+  mkdir -p "$dir"
+  cat >"$dir/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$controller_port
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$dir/data
+num.partitions=1
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+transaction.max.timeout.ms=900000
+PROPS
+  cat >"$dir/log4j2.properties" <<PROPS
+rootLogger.level=INFO
+rootLogger.appenderRef.file.ref=file
+appender.file.type=File
+appender.file.name=file
+appender.file.fileName=$dir/broker.log
+appender.file.layout.type=PatternLayout
+appender.file.layout.pattern=[%d] %p %m (%c)%n
+PROPS
+  local java=(java -Xms256m -Xmx1g -cp "$jars/*" -Dlog4j2.configurationFile="$dir/log4j2.properties")
+  if [ ! -f "$dir/data/meta.properties" ]; then
+    local cluster_id
+    cluster_id=$("${java[@]}" kafka.tools.StorageTool random-uuid)
+    "${java[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$dir/server.properties" >/dev/null
+  fi
+  : >"$dir/broker.log"
+  nohup "${java[@]}" kafka.Kafka "$dir/server.properties" >"$dir/broker.out" 2>&1 &
+  echo $! >"$pidfile"
+  for _ in $(seq 1 120); do
+    if grep -q "Kafka Server started" "$dir/broker.log" 2>/dev/null; then
+      echo "kafka up on 127.0.0.1:$port (pid $(cat "$pidfile"), log $dir/broker.log)"
+      return
+    fi
+    if ! running; then echo "kafka exited; see $dir/broker.out and $dir/broker.log" >&2; tail -20 "$dir/broker.out" >&2; exit 1; fi
+    sleep 0.5
+  done
+  echo "kafka did not start within 60 s; see $dir/broker.log" >&2
+  exit 1
+}
+
+stop() {
+  if ! running; then rm -f "$pidfile"; return; fi
+  local pid
+  pid=$(cat "$pidfile")
+  kill "$pid"
+  for _ in $(seq 1 60); do
+    if ! kill -0 "$pid" 2>/dev/null; then rm -f "$pidfile"; echo "kafka stopped"; return; fi
+    sleep 0.5
+  done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$pidfile"
+  echo "kafka killed after 30 s"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) if running; then echo "running (pid $(cat "$pidfile")) on 127.0.0.1:$port"; else echo "stopped"; exit 1; fi ;;
+  clean) stop; rm -rf "$dir" ;;
+  *) echo "usage: scripts/kafka.sh start | stop | status | clean" >&2; exit 2 ;;
+esac

@@ -88,6 +88,22 @@ def flink_settings(config: PipelineConfig) -> dict[str, str]:
     return settings
 
 
+def reporters_on_gateway_classpath() -> None:
+    """Let a local run load the metric reporters of flink-conf (Prometheus).
+
+    A cluster loads reporters as plugins from the package's plugins/ folder; Flink's mini-cluster
+    creates its metric registry without a plugin manager, so there a reporter must be on the
+    classpath. PyFlink's local gateway adds ``HADOOP_CLASSPATH`` to its classpath."""
+    import glob
+
+    import pyflink
+
+    plugins = os.path.join(os.path.dirname(pyflink.__file__), "plugins")
+    jars = sorted(glob.glob(os.path.join(plugins, "metrics-prometheus", "*.jar")))
+    current = [p for p in os.environ.get("HADOOP_CLASSPATH", "").split(os.pathsep) if p]
+    os.environ["HADOOP_CLASSPATH"] = os.pathsep.join(dict.fromkeys([*current, *jars]))
+
+
 def local_environment(config: PipelineConfig):  # type: ignore[no-untyped-def]
     """A StreamExecutionEnvironment on a local mini-cluster configured from flink-conf/."""
     from pyflink.common import Configuration
@@ -98,6 +114,8 @@ def local_environment(config: PipelineConfig):  # type: ignore[no-untyped-def]
     site = [p for p in sys.path if p.endswith("site-packages")]
     paths = [str(_ROOT), *site, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
+    if not submitted_by_flink_cli():
+        reporters_on_gateway_classpath()
     conf = Configuration()
     for key, value in flink_settings(config).items():
         conf.set_string(key, value)

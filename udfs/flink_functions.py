@@ -71,6 +71,22 @@ class _Tallies:
         for name in names:  # registered up front, so that the web UI lists them from the start
             self._counters[name] = self._group.counter(name)
 
+    def java_ratio_gauge(self, name: str, kept: str, *dropped: str) -> None:
+        """A gauge of ``sum(dropped) / (kept + sum(dropped))`` over this operator's counters,
+        computed in Java (``ais.flink.DuplicateRatio``): PyFlink's Python gauges report whole
+        numbers only. Thread mode only (PyFlink's embedded metric classes); skipped otherwise."""
+        j_group = getattr(self._group, "_metrics", None)
+        j_counters = [getattr(self._counters[n], "_inner_counter", None) for n in (kept, *dropped)]
+        if j_group is None or None in j_counters:
+            return
+        from pemja import findClass
+
+        # The class is in the job's jar: load it with the task's (user code) class loader, which
+        # pemja's findClass does not use; pemja cannot pass constructor arguments either.
+        loader = findClass("java.lang.Thread").currentThread().getContextClassLoader()
+        gauge = loader.loadClass("ais.flink.DuplicateRatio").newInstance().of(*j_counters)
+        j_group.gauge(name, gauge)
+
     def count(self, name: str, n: int = 1) -> Iterator[tuple[OutputTag, str]]:
         """Count in the metrics, and emit the tally records a run summary adds up."""
         self.metric(name, n)
@@ -330,6 +346,7 @@ class DedupVessel(KeyedCoProcessFunction):
             ),
         )
         runtime_context.get_metrics_group().gauge("dedup_keys_held", self.store.keys_held)
+        self.tallies.java_ratio_gauge("duplicate_ratio", "positions_kept", "duplicates_exact", "duplicates_near")
 
     def _process(self, value: Any, ctx: Any) -> Iterator[Any]:
         report = from_row(Report, value)

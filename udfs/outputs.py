@@ -149,11 +149,20 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead)
     late = Counter(str(r["window"]) for r in read_jsonl(output_dir / "late"))
     summary["late_records"] = {"tumbling": late.get("tumbling", 0), "sliding": late.get("sliding", 0)}
-    positions = int(summary["positions_kept"])  # type: ignore[call-overload]
-    dropped = sum(int(tallies.get(k, 0)) for k in ("duplicates_exact", "duplicates_near"))
-    summary["duplicate_ratio"] = round(dropped / (positions + dropped), 4) if positions + dropped else 0.0
+    summary["duplicate_ratio"] = duplicate_ratio(
+        int(summary["positions_kept"]),  # type: ignore[call-overload]
+        int(tallies.get("duplicates_exact", 0)),
+        int(tallies.get("duplicates_near", 0)),
+    )
     summary["accounted_lines"] = accounted_lines(summary)
     return summary
+
+
+def duplicate_ratio(positions_kept: int, duplicates_exact: int, duplicates_near: int) -> float:
+    """Share of position reports dropped as duplicates (exact or near), of all valid ones decided."""
+    dropped = duplicates_exact + duplicates_near
+    total = positions_kept + dropped
+    return round(dropped / total, 4) if total else 0.0
 
 
 def count_lines(directory: Path) -> int:

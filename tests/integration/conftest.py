@@ -1,0 +1,51 @@
+"""Real components for the integration tests: a Kafka broker in KRaft mode (scripts/kafka.sh, from
+Maven Central jars) on free ports, and a standalone Flink cluster from the PyFlink package's own
+bin/ scripts (scripts/cluster.sh). Each starts once per test session."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER = ROOT / "scripts" / "cluster.sh"
+KAFKA = ROOT / "scripts" / "kafka.sh"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[str]:
+    """The REST address of a running standalone cluster (its web UI)."""
+    started = subprocess.run(["bash", str(CLUSTER), "start"], capture_output=True, text=True, timeout=180)
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        yield started.stdout.strip().splitlines()[-1].removeprefix("cluster up: ")
+    finally:
+        subprocess.run(["bash", str(CLUSTER), "stop"], capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The bootstrap address of a running broker, with its data in a scratch directory."""
+    env = dict(
+        os.environ,
+        KAFKA_PORT=str(free_port()),
+        KAFKA_CONTROLLER_PORT=str(free_port()),
+        KAFKA_DIR=str(tmp_path_factory.mktemp("kafka")),
+    )
+    started = subprocess.run(["bash", str(KAFKA), "start"], capture_output=True, text=True, timeout=300, env=env)
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        yield f"127.0.0.1:{env['KAFKA_PORT']}"
+    finally:
+        subprocess.run(["bash", str(KAFKA), "clean"], capture_output=True, timeout=120, env=env)

@@ -1,0 +1,101 @@
+"""Reading a job's Kafka outputs back as a consumer with read_committed would, and the REST calls
+the Kafka tests share."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from udfs.config import OUTPUT_KEYS
+
+
+def read_topic(bootstrap: str, topic: str, timeout_s: float = 30) -> list[tuple[str | None, str]]:
+    """Every committed record of a topic, partition by partition in offset order: (key, value)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"test-reader-{time.monotonic_ns()}",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "log_level": 0,
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=timeout_s)
+        partitions = sorted(metadata.topics[topic].partitions)
+        records: list[tuple[str | None, str]] = []
+        for p in partitions:
+            tp = TopicPartition(topic, p, 0)
+            # With read_committed the end is the last stable offset: records of transactions
+            # still open (or aborted) are never returned.
+            _, end = consumer.get_watermark_offsets(tp, timeout=timeout_s)
+            consumer.assign([tp])
+            deadline = time.monotonic() + timeout_s
+            quiet_since = time.monotonic()
+            while time.monotonic() < deadline:
+                if consumer.position([tp])[0].offset >= end:
+                    break
+                msg = consumer.poll(0.5)
+                if msg is None or msg.error():
+                    # Transaction markers take offsets too, and records of an open transaction
+                    # stay invisible: a partition with nothing new for 3 s has been read.
+                    if time.monotonic() - quiet_since > 3:
+                        break
+                    continue
+                quiet_since = time.monotonic()
+                key = msg.key()
+                records.append((None if key is None else key.decode(), msg.value().decode()))
+        return records
+    finally:
+        consumer.close()
+
+
+def write_outputs(bootstrap: str, prefix: str, dest: Path) -> dict[str, list[tuple[str | None, str]]]:
+    """Every output topic of a run, read back, and written as a file run lays out its outputs."""
+    outputs = {}
+    for name in OUTPUT_KEYS:
+        records = read_topic(bootstrap, prefix + name)
+        (dest / name).mkdir(parents=True, exist_ok=True)
+        (dest / name / "part-0.jsonl").write_text("".join(v + "\n" for _, v in records))
+        outputs[name] = records
+    return outputs
+
+
+def rest(base: str, path: str, method: str = "GET") -> Any:
+    request = urllib.request.Request(base + path, method=method)
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        body = resp.read()
+    return json.loads(body) if body else None
+
+
+def wait_for_state(base: str, job: str, states: set[str], timeout_s: float = 300) -> str:
+    deadline = time.monotonic() + timeout_s
+    state = ""
+    while time.monotonic() < deadline:
+        state = rest(base, f"/jobs/{job}")["state"]
+        if state in states:
+            return state  # type: ignore[no-any-return]
+        if state in {"FAILED", "CANCELED"}:
+            break
+        time.sleep(1)
+    raise AssertionError(f"job {job} is {state}, not {states}")
+
+
+def operator_metrics(base: str, job: str, names: set[str]) -> dict[str, float]:
+    """The job's metrics of these names, summed over every operator and subtask that has them,
+    as the web UI lists them (metric ids ``<subtask>.<operator>.<name>``)."""
+    totals: dict[str, float] = {}
+    for vertex in rest(base, f"/jobs/{job}")["vertices"]:
+        path = f"/jobs/{job}/vertices/{vertex['id']}/metrics"
+        ids = [m["id"] for m in rest(base, path) if m["id"].rsplit(".", 1)[-1] in names]
+        for start in range(0, len(ids), 40):
+            for metric in rest(base, f"{path}?get={','.join(ids[start : start + 40])}"):
+                name = metric["id"].rsplit(".", 1)[-1]
+                totals[name] = totals.get(name, 0.0) + float(metric["value"])
+    return totals

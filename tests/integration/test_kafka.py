@@ -1,0 +1,212 @@
+"""Kafka in, Kafka out, on a real standalone cluster and a real KRaft broker: the bundled capture
+replayed into a topic gives the same outputs as the file run (read back with read_committed), the
+running job shows its operators, checkpoints and counts in the web UI's REST API and to
+Prometheus, and bad conditions end in one-line errors or dead letters, not hangs."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.flink.test_job import ROOT, assert_same_outputs, run_oracle
+from tests.integration.conftest import CLUSTER, free_port
+from tests.integration.kafka_util import operator_metrics, read_topic, rest, wait_for_state, write_outputs
+from udfs.config import SAMPLE_INPUT
+from udfs.outputs import read_jsonl
+from udfs.parse import parse_line
+from udfs.records import Report
+
+pytestmark = pytest.mark.integration
+
+# The bundled sample's figures (the file run's summary.json).
+SAMPLE_COUNTS = {
+    "lines": 10000,
+    "positions_kept": 7294,
+    "duplicates_exact": 881,
+    "duplicates_near": 3,
+    "static_kept": 926,
+    "static_duplicates": 3,
+    "no_position": 42,
+    "other_types": 231,
+    "fragments_joined": 619,
+    "late_records_tumbling": 252,
+    "dead_letter_incomplete_multipart": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("oracle")
+    run_oracle(SAMPLE_INPUT, out)
+    return out
+
+
+def replay(kafka: str, topic: str, path: Path = SAMPLE_INPUT) -> None:
+    cmd = [sys.executable, "-m", "jobs.cli", "replay", str(path), "--topic", topic, "--bootstrap-servers", kafka]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("replayed 10000 lines"), proc.stdout
+
+
+def submit(kafka: str, topic: str, name: str, *flags: str) -> str:
+    """Submit the Kafka job to the standalone cluster with ``flink run``; returns its job id."""
+    cmd = ["bash", str(CLUSTER), "submit", "--source", "kafka", "--bootstrap-servers", kafka, "--topic", topic]
+    cmd += ["--starting-offsets", "earliest", "--group-id", name, "--output-topic-prefix", f"{name}.", *flags]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    found = re.search(r"submitted job ([0-9a-f]{32})", proc.stdout)
+    assert found, proc.stdout[-2000:]
+    return found.group(1)
+
+
+@pytest.fixture
+def cancel_afterwards(cluster: str) -> Iterator[list[str]]:
+    jobs: list[str] = []
+    yield jobs
+    for job in jobs:
+        if rest(cluster, f"/jobs/{job}")["state"] == "RUNNING":
+            rest(cluster, f"/jobs/{job}?mode=cancel", method="PATCH")
+            wait_for_state(cluster, job, {"CANCELED"}, timeout_s=60)
+
+
+def test_bounded_kafka_run_on_the_cluster_equals_the_file_run(cluster: str, kafka: str, oracle: Path, tmp_path: Path):
+    replay(kafka, "sample-bounded")
+    job = submit(kafka, "sample-bounded", "bounded", "--bounded")
+    assert wait_for_state(cluster, job, {"FINISHED"}) == "FINISHED"
+
+    got = write_outputs(kafka, "bounded.", tmp_path)
+    assert_same_outputs(tmp_path, oracle)
+    assert len(got["positions"]) == 7294 and len(got["late"]) == 252 and len(got["dead_letter"]) == 1
+
+    # Keys an upsert reader or a compacted topic can use.
+    for key, value in got["positions"]:
+        assert key == str(json.loads(value)["mmsi"])
+    last: dict[str | None, int] = {}
+    highest: dict[str | None, int] = {}
+    for key, value in got["aggregates"]:
+        agg = json.loads(value)
+        assert key == f"{agg['window']}|{agg['cell']}|{agg['window_start']}"
+        last[key] = agg["revision"]
+        highest[key] = max(highest.get(key, 0), agg["revision"])
+    assert last == highest  # the record a compacted topic keeps is the final aggregate
+    assert [k for k, _ in got["dead_letter"]] == [None]
+
+
+def test_running_job_shows_names_checkpoints_and_counts_in_the_web_ui_and_to_prometheus(
+    cluster: str, kafka: str, oracle: Path, cancel_afterwards: list[str]
+):
+    replay(kafka, "sample-live")
+    # The one incomplete multipart group is dead-lettered after a 5 s wall-clock wait (an
+    # unbounded input never ends).
+    job = submit(kafka, "sample-live", "live", "--multipart-timeout", "5")
+    cancel_afterwards.append(job)
+    wait_for_state(cluster, job, {"RUNNING"}, timeout_s=120)
+
+    names = set(SAMPLE_COUNTS) | {"duplicate_ratio", "dedup_keys_held", "late"}
+    counts: dict[str, float] = {}
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        counts = operator_metrics(cluster, job, names)
+        if all(counts.get(k) == v for k, v in SAMPLE_COUNTS.items()):
+            break
+        time.sleep(2)
+    assert {k: counts.get(k) for k in SAMPLE_COUNTS} == {k: float(v) for k, v in SAMPLE_COUNTS.items()}
+    assert counts["duplicate_ratio"] == 0.1081  # (881 + 3) / (7294 + 881 + 3), as summary.json
+    assert counts["late"] == 0
+    assert counts["dedup_keys_held"] > 6588  # vessels with a position, and some with static reports only
+
+    overview = rest(cluster, f"/jobs/{job}")
+    assert overview["state"] == "RUNNING"
+    vertex_names = " | ".join(v["name"] for v in overview["vertices"])
+    for operator in (
+        "read Kafka sample-live",
+        "event time and watermarks",
+        "parse lines",
+        "reassemble multipart",
+        "dedup by MMSI",
+        "cell windows (keyed by cell shard)",
+        "write Kafka live.positions",
+        "write Kafka live.aggregates",
+        "write Kafka live.dead_letter",
+    ):
+        assert operator in vertex_names
+
+    # Exactly once: outputs become visible to read_committed readers when a checkpoint completes.
+    positions: list[tuple[str | None, str]] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        positions = read_topic(kafka, "live.positions", timeout_s=10)
+        if len(positions) >= 7294:
+            break
+        time.sleep(3)
+    canonical = lambda rows: sorted(json.dumps(r, sort_keys=True) for r in rows)  # noqa: E731
+    assert canonical(json.loads(v) for _, v in positions) == canonical(read_jsonl(oracle / "positions"))
+    checkpoints = rest(cluster, f"/jobs/{job}/checkpoints")["counts"]
+    assert checkpoints["completed"] >= 1
+
+    # The Prometheus reporter of flink-conf/: each cluster process serves the first free port of
+    # 9249-9259; the TaskManager's carries the job's operator metrics.
+    scraped = prometheus_values(job, "flink_taskmanager_job_task_operator_positions_kept")
+    assert sum(scraped) == 7294
+
+
+def prometheus_values(job: str, metric: str) -> list[float]:
+    values: list[float] = []
+    for port in range(9249, 9260):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+                text = resp.read().decode()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith(metric + "{") and f'job_id="{job}"' in line:
+                values.append(float(line.rsplit(" ", 1)[1]))
+    return values
+
+
+def run_local(*flags: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--source", "kafka", "--web-ui-port", "0", *flags]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def test_unreachable_broker_and_missing_topic_get_one_line_errors(kafka: str):
+    started = time.monotonic()
+    proc = run_local("--bootstrap-servers", f"127.0.0.1:{free_port()}", timeout=120)
+    assert proc.returncode == 2
+    error = proc.stderr.strip().splitlines()[-1]
+    assert error.startswith("ais-pipeline: error: --bootstrap-servers (KAFKA_BOOTSTRAP_SERVERS): no Kafka broker")
+    assert time.monotonic() - started < 60
+
+    proc = run_local("--bootstrap-servers", kafka, "--topic", "no-such-topic", timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"ais-pipeline: error: --topic (KAFKA_TOPIC): topic 'no-such-topic' does not exist on {kafka}"
+    )
+
+
+def test_records_that_are_not_text_are_dead_lettered_and_tombstones_skipped(kafka: str, tmp_path: Path):
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": kafka})
+    admin.create_topics([NewTopic("odd", num_partitions=1)])["odd"].result(10)
+    line = next(x for x in SAMPLE_INPUT.read_text().splitlines() if isinstance(parse_line(x, "nmea"), Report))
+    producer = Producer({"bootstrap.servers": kafka})
+    for value in (line.encode(), b"\xff\xfe\x00\x01binary", None, b""):
+        producer.produce("odd", value=value)
+    assert producer.flush(10) == 0
+
+    proc = run_local("--bootstrap-servers", kafka, "--topic", "odd", "--bounded", "--starting-offsets", "earliest")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = write_outputs(kafka, "ais.", tmp_path)
+    dead = [json.loads(v) for _, v in out["dead_letter"]]
+    assert [(d["reason"], d["raw"]) for d in dead] == [("not_text", "\ufffd\ufffd\x00\x01binary")]
+    assert len(out["positions"]) == 1

@@ -13,8 +13,12 @@ for profile in "$@"; do
   esac
   if [ -f "$dest/.complete" ]; then continue; fi
   rm -rf "$dest"
-  mvn -q -B -Dstyle.color=never -f "$root/connectors/pom.xml" -P"$profile" \
+  if ! log=$(mvn -q -B -Dstyle.color=never -f "$root/connectors/pom.xml" -P"$profile" \
     org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-    -DoutputDirectory="$dest" -DincludeScope=runtime
+    -DoutputDirectory="$dest" -DincludeScope=runtime 2>&1); then
+    echo "$log" >&2
+    echo "fetch-jars: Maven could not fetch the $profile jars (see above)" >&2
+    exit 1
+  fi
   touch "$dest/.complete"
 done

@@ -1,13 +1,16 @@
-"""docker-compose.yml and docker/Dockerfile agree with flink-conf/ and the job (no Docker engine
-here: what can be checked without one)."""
+"""docker-compose.yml and docker/Dockerfile agree with flink-conf/, connectors/pom.xml and the job's
+flags (no Docker engine here: what can be checked without one)."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
 import pytest
 import yaml
 
+from jobs.replay import parse_args as replay_args
 from udfs.config import parse_config
 
 pytestmark = pytest.mark.unit
@@ -19,30 +22,71 @@ def compose() -> dict:
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
 
-def test_services_and_web_ui_port_match_flink_conf(compose):
-    conf = yaml.safe_load((ROOT / "flink-conf" / "config.yaml").read_text())
+@pytest.fixture(scope="module")
+def conf() -> dict:
+    return yaml.safe_load((ROOT / "flink-conf" / "config.yaml").read_text())
+
+
+def job_args(compose: dict) -> list[str]:
+    command = " ".join(compose["services"]["submit"]["command"].split())
+    return shlex.split(command.split("--pyFiles /opt/ais/udfs", 1)[1].strip().rstrip('"'))
+
+
+def test_services_and_web_ui_port_match_flink_conf(compose, conf):
     services = compose["services"]
-    assert set(services) == {"jobmanager", "taskmanager", "submit"}
+    assert set(services) == {"kafka", "replay", "jobmanager", "taskmanager", "submit"}
     assert services["jobmanager"]["ports"] == [f"{conf['rest']['port']}:{conf['rest']['port']}"]
     assert services["jobmanager"]["command"] == "jobmanager" and services["taskmanager"]["command"] == "taskmanager"
     props = yaml.safe_load(services["jobmanager"]["environment"]["FLINK_PROPERTIES"])
     assert props["jobmanager.rpc.address"] == "jobmanager"
+    assert props["python.executable"] == "/opt/venv/bin/python"
     assert conf["python"]["execution-mode"] == "thread"
 
 
-def test_submitter_runs_the_job_file_with_flags_the_job_accepts(compose):
+def test_prometheus_reporter_is_the_one_flink_conf_configures(compose, conf):
+    factory = conf["metrics"]["reporter"]["prom"]["factory"]["class"]
+    assert factory == "org.apache.flink.metrics.prometheus.PrometheusReporterFactory"
+    plugin = compose["services"]["jobmanager"]["environment"]["ENABLE_BUILT_IN_PLUGINS"]
+    assert plugin == "flink-metrics-prometheus-2.3.0.jar"
+    assert str(conf["metrics"]["reporter"]["prom"]["port"]).startswith("9249")
+
+
+def test_submitter_runs_the_kafka_job_with_flags_the_job_accepts(compose):
     command = " ".join(compose["services"]["submit"]["command"].split())
-    assert f"-m jobmanager:{8081}" in command and "-py /opt/ais/jobs/ais_pipeline.py" in command
-    job_args = command.split("--pyFiles /opt/ais/udfs", 1)[1].strip().rstrip('"').split()
-    config = parse_config(job_args, environ={})
-    assert str(config.output_dir) == "/data/out"
-    assert (ROOT / "jobs" / "ais_pipeline.py").exists() and (ROOT / "udfs").is_dir()
+    assert "flink run -d -m jobmanager:8081 -py /opt/ais/jobs/ais_pipeline.py" in command
+    config = parse_config(job_args(compose), environ={})
+    assert config.source == "kafka" and config.bootstrap_servers == "kafka:9092" and config.topic == "ais-raw"
+    assert config.output_topics()["aggregates"] == "ais.aggregates"
+    depends = compose["services"]["submit"]["depends_on"]
+    assert depends["replay"]["condition"] == "service_completed_successfully"
 
 
-def test_dockerfile_installs_the_pinned_flink_python_and_the_job():
+def test_replay_feeds_the_topic_the_job_reads_on_the_broker_kafka_advertises(compose):
+    services = compose["services"]
+    replay = services["replay"]
+    argv = shlex.split(" ".join(replay["command"].split()))
+    assert replay["entrypoint"] == ["/opt/venv/bin/ais-pipeline"] and argv[0] == "replay"
+    sample = argv[1].replace("/opt/ais/", "")
+    args = replay_args([str(ROOT / sample), *argv[2:]])
+    job = parse_config(job_args(compose), environ={})
+    assert (args.topic, args.bootstrap_servers) == (job.topic, job.bootstrap_servers)
+    kafka = services["kafka"]["environment"]
+    assert kafka["KAFKA_ADVERTISED_LISTENERS"] == f"PLAINTEXT://{job.bootstrap_servers}"
+    assert kafka["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"  # the replay tool and the job create theirs
+    assert int(kafka["KAFKA_TRANSACTION_MAX_TIMEOUT_MS"]) >= 900000  # above the sinks' transaction timeout
+    assert services["replay"]["depends_on"]["kafka"]["condition"] == "service_healthy"
+
+
+def test_images_and_versions_are_pinned_and_agree_with_the_project(compose):
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
     pyproject = (ROOT / "pyproject.toml").read_text()
+    pom = (ROOT / "connectors" / "pom.xml").read_text()
     assert "FROM flink:2.3.0-" in dockerfile and '"apache-flink==2.3.0"' in pyproject
-    for path in ("jobs", "udfs", "java", "scripts", "data", "flink-conf/config.yaml"):
+    connector = re.search(r"<flink.kafka.connector.version>(.+)</", pom).group(1)  # type: ignore[union-attr]
+    assert f"ARG KAFKA_CONNECTOR={connector}" in dockerfile
+    kafka_version = re.search(r"<kafka.version>(.+)</", pom).group(1)  # type: ignore[union-attr]
+    assert compose["services"]["kafka"]["image"] == f"apache/kafka:{kafka_version}"
+    for path in ("jobs", "udfs", "java", "scripts", "data", "connectors", "flink-conf/config.yaml"):
         assert f"COPY {path} " in dockerfile and (ROOT / path).exists()
     assert "flink-python-" in dockerfile  # thread mode on a cluster needs it in lib/ (pemja, Java 17)
+    assert "build-java.sh kafka" in dockerfile

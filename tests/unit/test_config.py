@@ -68,3 +68,76 @@ def test_web_ui_port_in_use_is_a_one_line_error(capsys):
     assert err == [
         f"ais-pipeline: error: --web-ui-port (WEB_UI_PORT): port {port} is in use; pick another, or 0 for a free one"
     ]
+
+
+def test_kafka_flags_and_environment():
+    env = {"KAFKA_BOOTSTRAP_SERVERS": "b1:9092,b2:9093", "KAFKA_TOPIC": "raw", "KAFKA_BOUNDED": "true"}
+    c = parse_config(
+        ["--source", "kafka", "--input", "/not/needed", "--starting-offsets", "timestamp:1700000000000"], env
+    )
+    assert (c.source, c.bootstrap_servers, c.topic, c.bounded) == ("kafka", "b1:9092,b2:9093", "raw", True)
+    assert c.starting_offsets == "timestamp:1700000000000" and c.group_id == "ais-pipeline"
+    assert c.output_topics() == {
+        "positions": "ais.positions",
+        "static": "ais.static",
+        "aggregates": "ais.aggregates",
+        "late": "ais.late",
+        "dead_letter": "ais.dead_letter",
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--bootstrap-servers", "localhost"],
+            "--bootstrap-servers (KAFKA_BOOTSTRAP_SERVERS): expected host:port, got 'localhost'",
+        ),
+        (
+            ["--starting-offsets", "yesterday"],
+            "--starting-offsets (KAFKA_STARTING_OFFSETS): must be earliest, latest, committed or "
+            "timestamp:<epoch ms>, not 'yesterday'",
+        ),
+        (["--source", "socket"], "--source (SOURCE): must be file or kafka, not 'socket'"),
+        (
+            ["--checkpoint-interval", "-1"],
+            "--checkpoint-interval (CHECKPOINT_INTERVAL_SECONDS): must be 0 (off) or seconds, not -1",
+        ),
+    ],
+)
+def test_bad_kafka_flags_get_one_line_naming_the_flag(argv, message):
+    with pytest.raises(ConfigError) as err:
+        parse_config(["--source", "kafka", *argv], environ={})
+    assert str(err.value) == message
+
+
+def test_kafka_client_properties_come_from_a_file_and_the_environment_and_never_show(tmp_path: Path):
+    props = tmp_path / "client.properties"
+    props.write_text(
+        "# SASL over TLS\nsecurity.protocol=SASL_SSL\nsasl.mechanism = PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="u" password="s3cret";\n'
+    )
+    env = {"KAFKA_PROPERTIES_FILE": str(props), "KAFKA_CLIENT_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM": "https"}
+    c = parse_config(["--source", "kafka"], environ=env)
+    assert c.kafka_properties["security.protocol"] == "SASL_SSL"
+    assert c.kafka_properties["sasl.mechanism"] == "PLAIN"
+    assert c.kafka_properties["ssl.endpoint.identification.algorithm"] == "https"
+    assert "s3cret" in c.kafka_properties["sasl.jaas.config"] and "s3cret" not in repr(c)
+    with pytest.raises(ConfigError, match="no such file"):
+        parse_config(["--kafka-properties", str(tmp_path / "missing")], environ={})
+
+
+def test_checkpoint_interval_zero_turns_checkpoints_off_for_a_local_run():
+    from jobs.ais_pipeline import CHECKPOINT_INTERVAL, flink_settings
+
+    assert flink_settings(parse_config([], environ={}))[CHECKPOINT_INTERVAL] == "10s"  # flink-conf/
+    assert CHECKPOINT_INTERVAL not in flink_settings(parse_config(["--checkpoint-interval", "0"], environ={}))
+    assert flink_settings(parse_config(["--checkpoint-interval", "3"], environ={}))[CHECKPOINT_INTERVAL] == "3s"
+
+
+def test_replay_tool_leaves_out_java_only_client_properties():
+    from jobs.replay import librdkafka_properties
+
+    props = {"security.protocol": "SASL_SSL", "sasl.jaas.config": "x", "ssl.truststore.location": "/t"}
+    assert librdkafka_properties(props) == {"security.protocol": "SASL_SSL"}

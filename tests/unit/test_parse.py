@@ -175,3 +175,14 @@ def test_json_without_lat_lon_is_a_report_without_a_fix():
     report = parse_json('{"mmsi": 263576000, "lat": null, "lon": null, "timestamp": "2015-10-15T09:15:55.000000Z"}')
     assert isinstance(report, Report) and (report.lat, report.lon) == (None, None)
     assert report.identity == "263576000|1444900555000|-|-"
+
+
+def test_bytes_that_are_not_text_are_dead_lettered_as_not_text_in_either_format():
+    from udfs.parse import parse_line
+
+    # b"\xff\xfe\x00..." as Flink's text line format and the Kafka deserializer decode it.
+    binary = b"\xff\xfe\x00\x01binary".decode("utf-8", errors="replace")
+    for fmt in ("nmea", "json"):
+        dead = parse_line(binary, fmt)
+        assert isinstance(dead, DeadLetter) and (dead.reason, dead.raw) == ("not_text", binary)
+    assert parse_line(SAMPLE_SINGLE, "nmea") == parse_nmea(SAMPLE_SINGLE)

@@ -164,19 +164,25 @@ class CellWindows:
     def __init__(self, spec: WindowSpec) -> None:
         self.spec = spec
 
-    def _fire(
+    def _fire_late(
         self,
         store: CellStore,
         cell: str,
         kind: str,
         start: int,
         end: int,
-        panes: list[tuple[int, PaneAcc]] | None = None,
+        fired_before: bool,
     ) -> Aggregate | None:
+        """Fire a window again for a contribution that came after the watermark passed its end.
+
+        Only these firings write a revision to state: a window with content when the watermark
+        passed its end fired then as revision 0 (``on_timer``, no state written), so a window
+        without a stored revision has revision 0 exactly when it had content before."""
         previous = store.revision(kind, start)
+        if previous is None:
+            previous = 0 if fired_before else None
         revision = 0 if previous is None else previous + 1
-        if panes is None:
-            panes = store.panes()
+        panes = store.panes()
         agg = _aggregate(kind, cell, start, end, [acc for p, acc in panes if start <= p < end], revision)
         if agg is not None:
             store.set_revision(kind, start, revision)
@@ -195,6 +201,23 @@ class CellWindows:
         passed, but not its end plus the allowed lateness, fires again at once (Flink's
         event-time trigger does the same); the others fire on their timers."""
         spec = self.spec
+        ends: list[tuple[str, int, int]] = []
+        if v.tumbling:
+            end = spec.tumbling_end(v.pane_start)
+            ends.append((TUMBLING, end - spec.window_ms, end))
+        if v.sliding:
+            ends.extend(
+                (SLIDING, end - spec.slide_size_ms, end)
+                for end in spec.sliding_ends(v.pane_start)
+                if end >= v.sliding_from
+            )
+        due = [(k, s, e) for k, s, e in ends if e - 1 <= watermark and not spec.closed(e, watermark)]
+        fired_before: list[bool] = []
+        if due:  # a late contribution: which of its windows had content (and so fired) before it
+            panes = store.panes()
+            for kind, start, end in due:
+                inside = [a for p, a in panes if start <= p < end]
+                fired_before.append(_aggregate(kind, "", start, end, inside, 0) is not None)
         acc = store.get_pane(v.pane_start)
         if acc is None:
             acc = PaneAcc()
@@ -206,21 +229,10 @@ class CellWindows:
         acc.add(v)
         store.put_pane(v.pane_start, acc)
         out: list[Aggregate] = []
-        ends: list[tuple[str, int, int]] = []
-        if v.tumbling:
-            end = spec.tumbling_end(v.pane_start)
-            ends.append((TUMBLING, end - spec.window_ms, end))
-        if v.sliding:
-            ends.extend(
-                (SLIDING, end - spec.slide_size_ms, end)
-                for end in spec.sliding_ends(v.pane_start)
-                if end >= v.sliding_from
-            )
-        for kind, start, end in ends:
-            if end - 1 <= watermark and not spec.closed(end, watermark):
-                agg = self._fire(store, v.cell, kind, start, end)
-                if agg:
-                    out.append(agg)
+        for (kind, start, end), before in zip(due, fired_before, strict=True):
+            agg = self._fire_late(store, v.cell, kind, start, end, before)
+            if agg:
+                out.append(agg)
         return out
 
     def on_timer(self, store: CellStore, cell: str, ts: int) -> list[Aggregate]:
@@ -241,10 +253,11 @@ class CellWindows:
                     continue
                 start = boundary - size
                 inside = [acc for p, acc in panes if start <= p < boundary]
+                # Revision 0 leaves no trace in state (see _fire_late). A window a late
+                # contribution already fired (it came before this timer) has a stored revision.
                 if inside and store.revision(kind, start) is None:
                     agg = _aggregate(kind, cell, start, boundary, inside, 0)
                     if agg is not None:
-                        store.set_revision(kind, start, 0)
                         out.append(agg)
         # Panes come oldest first, and a newer pane never retires before an older one. Revisions
         # are dropped along with them: a window closes before the last of its panes retires.

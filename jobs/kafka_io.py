@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from udfs.config import OUTPUT_KEYS, ConfigError, PipelineConfig
@@ -46,10 +48,26 @@ def kafka_jars() -> list[Path]:
     return [*sorted(CONNECTOR_DIR.glob("*.jar")), KAFKA_HELPERS_JAR]
 
 
+SHADED_PREFIX = "org.apache.flink.kafka.shaded."
+
+
+def for_shaded_connector(props: Mapping[str, str]) -> dict[str, str]:
+    """Kafka client properties as the SQL connector jar needs them: it bundles the Kafka client
+    under ``org.apache.flink.kafka.shaded.``, so class names in ``sasl.jaas.config`` and ``*.class``
+    properties (``org.apache.kafka.common.security.plain.PlainLoginModule``) get that prefix. A
+    standard client properties file then works unchanged."""
+    fixed: dict[str, str] = {}
+    for key, value in props.items():
+        if key == "sasl.jaas.config" or key.endswith(".class") or key.endswith(".classes"):
+            value = re.sub(r"(?<![\w.])org\.apache\.kafka\.", SHADED_PREFIX + "org.apache.kafka.", value)
+        fixed[key] = value
+    return fixed
+
+
 def client_properties(config: PipelineConfig) -> dict[str, str]:
     """What every Kafka client of the job gets: the brokers and the user's (security) properties."""
     props = {"bootstrap.servers": config.bootstrap_servers}
-    props.update(config.kafka_properties)
+    props.update(for_shaded_connector(config.kafka_properties))
     return props
 
 
@@ -75,14 +93,23 @@ def check_topics(config: PipelineConfig) -> None:
     props.setdefault("default.api.timeout.ms", str(PREFLIGHT_TIMEOUT_S * 1000))
     admin_class = jvm.org.apache.flink.kafka.shaded.org.apache.kafka.clients.admin.Admin
     seconds = jvm.java.util.concurrent.TimeUnit.SECONDS
-    admin = admin_class.create(_java_properties(props))
+    try:
+        admin = admin_class.create(_java_properties(props))
+    except Py4JJavaError as exc:
+        raise KafkaSetupError(f"--kafka-properties: cannot make a Kafka client of them ({_cause(exc)})") from None
     try:
         try:
             names = set(admin.listTopics().names().get(PREFLIGHT_TIMEOUT_S, seconds))
         except Py4JJavaError as exc:
+            cause = _cause(exc)
+            if "AuthenticationException" in cause or "AuthorizationException" in cause:
+                raise KafkaSetupError(
+                    f"--kafka-properties (KAFKA_PROPERTIES_FILE): the broker at {config.bootstrap_servers} "
+                    f"refused the client's credentials ({cause.rsplit(': ', 1)[-1]})"
+                ) from None
             raise KafkaSetupError(
                 f"--bootstrap-servers (KAFKA_BOOTSTRAP_SERVERS): no Kafka broker answered at "
-                f"{config.bootstrap_servers} within {PREFLIGHT_TIMEOUT_S} s ({_cause(exc)})"
+                f"{config.bootstrap_servers} within {PREFLIGHT_TIMEOUT_S} s ({cause})"
             ) from None
         if config.source == "kafka" and config.topic not in names:
             raise KafkaSetupError(
@@ -142,7 +169,7 @@ def kafka_source(env, config: PipelineConfig):  # type: ignore[no-untyped-def]
         # Lines written by a transactional producer (another exactly-once job) count once committed.
         .set_property("isolation.level", "read_committed")
     )
-    for key, value in config.kafka_properties.items():
+    for key, value in for_shaded_connector(config.kafka_properties).items():
         builder.set_property(key, value)
     builder._j_builder.setDeserializer(get_gateway().jvm.ais.flink.kafka.KafkaLines())
     if config.bounded:
@@ -172,7 +199,7 @@ def kafka_sink(config: PipelineConfig, name: str, exactly_once: bool):  # type: 
         builder.set_property("transaction.timeout.ms", str(TRANSACTION_TIMEOUT_MS))
     else:
         builder.set_delivery_guarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-    for key, value in config.kafka_properties.items():
+    for key, value in for_shaded_connector(config.kafka_properties).items():
         builder.set_property(key, value)
     return builder.build()
 

@@ -3,7 +3,8 @@
 # Maven Central jars that connectors/pom.xml pins (fetched on first use):
 #   scripts/kafka.sh start | stop | status | clean
 # Settings (environment): KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093),
-# KAFKA_DIR (build/kafka: config, data and the broker's log).
+# KAFKA_DIR (build/kafka: config, data and the broker's log), KAFKA_SASL_USERS ("user:password ..."
+# turns the client listener into SASL_PLAINTEXT with the PLAIN mechanism and these users).
 # Auto-creation of topics is off: the job fails clearly on a missing topic instead of inventing
 # one; create topics with `python -m jobs.kafka_topics` (or the replay tool, which creates its own).
 set -euo pipefail
@@ -20,15 +21,17 @@ start() {
   if running; then echo "kafka already running (pid $(cat "$pidfile")) on 127.0.0.1:$port"; return; fi
   bash "$root/scripts/fetch-jars.sh" broker
   mkdir -p "$dir"
+  local protocol=PLAINTEXT
+  if [ -n "${KAFKA_SASL_USERS:-}" ]; then protocol=SASL_PLAINTEXT; fi
   cat >"$dir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=$protocol://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=$protocol://127.0.0.1:$port
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=$protocol:$protocol,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=$protocol
 log.dirs=$dir/data
 num.partitions=1
 auto.create.topics.enable=false
@@ -40,6 +43,17 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 transaction.max.timeout.ms=900000
 PROPS
+  if [ -n "${KAFKA_SASL_USERS:-}" ]; then
+    local users="" pair
+    for pair in $KAFKA_SASL_USERS; do users="$users user_${pair%%:*}=\"${pair#*:}\""; done
+    local broker_secret
+    broker_secret=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    cat >>"$dir/server.properties" <<PROPS
+sasl.enabled.mechanisms=PLAIN
+sasl.mechanism.inter.broker.protocol=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="$broker_secret" user_broker="$broker_secret"$users;
+PROPS
+  fi
   cat >"$dir/log4j2.properties" <<PROPS
 rootLogger.level=INFO
 rootLogger.appenderRef.file.ref=file

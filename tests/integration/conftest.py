@@ -34,14 +34,13 @@ def cluster() -> Iterator[str]:
         subprocess.run(["bash", str(CLUSTER), "stop"], capture_output=True, timeout=120)
 
 
-@pytest.fixture(scope="session")
-def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The bootstrap address of a running broker, with its data in a scratch directory."""
+def _broker(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Iterator[str]:
     env = dict(
         os.environ,
         KAFKA_PORT=str(free_port()),
         KAFKA_CONTROLLER_PORT=str(free_port()),
         KAFKA_DIR=str(tmp_path_factory.mktemp("kafka")),
+        **settings,
     )
     started = subprocess.run(["bash", str(KAFKA), "start"], capture_output=True, text=True, timeout=300, env=env)
     assert started.returncode == 0, started.stdout + started.stderr
@@ -49,3 +48,18 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"127.0.0.1:{env['KAFKA_PORT']}"
     finally:
         subprocess.run(["bash", str(KAFKA), "clean"], capture_output=True, timeout=120, env=env)
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The bootstrap address of a running broker, with its data in a scratch directory."""
+    yield from _broker(tmp_path_factory)
+
+
+SASL_USER, SASL_PASSWORD = "ais", "s3cret-for-the-test"
+
+
+@pytest.fixture(scope="session")
+def sasl_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A broker whose client listener takes only SASL/PLAIN with the user above."""
+    yield from _broker(tmp_path_factory, KAFKA_SASL_USERS=f"{SASL_USER}:{SASL_PASSWORD}")

@@ -12,12 +12,15 @@ from typing import Any
 from udfs.config import OUTPUT_KEYS
 
 
-def read_topic(bootstrap: str, topic: str, timeout_s: float = 30) -> list[tuple[str | None, str]]:
+def read_topic(
+    bootstrap: str, topic: str, timeout_s: float = 30, conf: dict[str, str] | None = None
+) -> list[tuple[str | None, str]]:
     """Every committed record of a topic, partition by partition in offset order: (key, value)."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer(
         {
+            **(conf or {}),
             "bootstrap.servers": bootstrap,
             "group.id": f"test-reader-{time.monotonic_ns()}",
             "isolation.level": "read_committed",

@@ -210,3 +210,41 @@ def test_records_that_are_not_text_are_dead_lettered_and_tombstones_skipped(kafk
     dead = [json.loads(v) for _, v in out["dead_letter"]]
     assert [(d["reason"], d["raw"]) for d in dead] == [("not_text", "\ufffd\ufffd\x00\x01binary")]
     assert len(out["positions"]) == 1
+
+
+def test_sasl_credentials_pass_through_from_a_properties_file_and_are_never_printed(sasl_kafka: str, tmp_path: Path):
+    import pyflink
+
+    from tests.integration.conftest import SASL_PASSWORD, SASL_USER
+
+    # One standard client properties file for both clients: the Java keys for the job (the
+    # unshaded PlainLoginModule, as Kafka documents it), the librdkafka keys for the replay tool.
+    props = tmp_path / "client.properties"
+    props.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="{SASL_USER}" password="{SASL_PASSWORD}";\n'
+        f"sasl.username={SASL_USER}\nsasl.password={SASL_PASSWORD}\n"
+    )
+    cmd = [sys.executable, "-m", "jobs.cli", "replay", str(SAMPLE_INPUT), "--topic", "secured"]
+    cmd += ["--bootstrap-servers", sasl_kafka, "--kafka-properties", str(props)]
+    replayed = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert replayed.returncode == 0, replayed.stderr
+
+    flags = ["--bootstrap-servers", sasl_kafka, "--topic", "secured", "--bounded", "--starting-offsets", "earliest"]
+    proc = run_local(*flags, "--kafka-properties", str(props))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    conf = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}
+    conf |= {"sasl.username": SASL_USER, "sasl.password": SASL_PASSWORD}
+    assert len(read_topic(sasl_kafka, "ais.positions", conf=conf)) == 7294
+    logs = Path(pyflink.__file__).parent / "log"
+    for text in (proc.stdout, proc.stderr, *(p.read_text(errors="replace") for p in logs.glob("*.log"))):
+        assert SASL_PASSWORD not in text
+
+    props.write_text(props.read_text().replace(SASL_PASSWORD, "wrong"))
+    refused = run_local(*flags, "--kafka-properties", str(props))
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"ais-pipeline: error: --kafka-properties (KAFKA_PROPERTIES_FILE): the broker at {sasl_kafka} "
+        "refused the client's credentials (Invalid username or password)"
+    )

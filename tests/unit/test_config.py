@@ -141,3 +141,22 @@ def test_replay_tool_leaves_out_java_only_client_properties():
 
     props = {"security.protocol": "SASL_SSL", "sasl.jaas.config": "x", "ssl.truststore.location": "/t"}
     assert librdkafka_properties(props) == {"security.protocol": "SASL_SSL"}
+
+
+def test_client_class_names_are_shaded_for_the_sql_connector_jar():
+    from jobs.kafka_io import for_shaded_connector
+
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";'
+    shaded = "org.apache.flink.kafka.shaded.org.apache.kafka."
+    fixed = for_shaded_connector(
+        {
+            "sasl.jaas.config": jaas,
+            "sasl.login.callback.handler.class": "org.apache.kafka.common.security.X",
+            "partitioner.class": shaded + "clients.producer.RoundRobinPartitioner",  # already shaded
+            "security.protocol": "SASL_SSL",
+        }
+    )
+    assert fixed["sasl.jaas.config"] == shaded + jaas
+    assert fixed["sasl.login.callback.handler.class"] == shaded + "common.security.X"
+    assert fixed["partitioner.class"] == shaded + "clients.producer.RoundRobinPartitioner"
+    assert fixed["security.protocol"] == "SASL_SSL"

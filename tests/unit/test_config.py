@@ -156,7 +156,7 @@ def test_client_class_names_are_shaded_for_the_sql_connector_jar():
             "security.protocol": "SASL_SSL",
         }
     )
-    assert fixed["sasl.jaas.config"] == shaded + jaas
+    assert fixed["sasl.jaas.config"] == "org.apache.flink.kafka.shaded." + jaas
     assert fixed["sasl.login.callback.handler.class"] == shaded + "common.security.X"
     assert fixed["partitioner.class"] == shaded + "clients.producer.RoundRobinPartitioner"
     assert fixed["security.protocol"] == "SASL_SSL"

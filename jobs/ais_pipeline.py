@@ -220,7 +220,7 @@ def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True
     watermarks = per_event_watermarks(env, config)
     timed = lines.assign_timestamps_and_watermarks(watermarks).name("event time and watermarks").uid("event-time")
     parsed = (
-        timed.process(f.ParseLines(config.input_format, emit_tallies), output_type=keyed(Types.LONG(), report_type()))
+        timed.process(f.ParseLines(config.input_format, emit_tallies, config.test_fail_once), output_type=keyed(Types.LONG(), report_type()))
         .name("parse lines")
         .uid("parse")
     )

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A standalone Flink cluster from the PyFlink package's own bin/ scripts, configured by flink-conf/.
-#   scripts/cluster.sh start | stop | submit [job flags...]
+#   scripts/cluster.sh start | stop | submit [job flags...] | add-taskmanager | kill-taskmanager
+# submit passes FLINK_RUN_ARGS to `flink run` (for example "-s <savepoint> -p 2"); kill-taskmanager
+# kills every TaskManager with SIGKILL (fault injection), add-taskmanager starts one more.
 # Logs go to log/flink/. Thread mode embeds the venv's Python in the TaskManager: the daemons get
 # PYTHONPATH (the venv's site-packages and this project) from here, and flink-python's jar goes to
 # lib/ (without it a TaskManager's second job failed with NoSuchFieldException: loadedLibraryNames).
@@ -39,15 +41,23 @@ case "${1:-}" in
     ;;
   stop)
     bash "$flink_home/bin/stop-cluster.sh"
+    bash "$flink_home/bin/taskmanager.sh" stop-all >/dev/null 2>&1 || true  # any added ones
     ;;
   submit)
     shift
     "$py" -c 'import jobs.ais_pipeline as j; j.helpers_jar()'
-    exec "$flink_home/bin/flink" run -py "$root/jobs/ais_pipeline.py" --pyFiles "$root/udfs" \
+    # shellcheck disable=SC2086
+    exec "$flink_home/bin/flink" run ${FLINK_RUN_ARGS:-} -py "$root/jobs/ais_pipeline.py" --pyFiles "$root/udfs" \
       -pyexec "$py" -pyclientexec "$py" "$@"
     ;;
+  add-taskmanager)
+    bash "$flink_home/bin/taskmanager.sh" start
+    ;;
+  kill-taskmanager)
+    pkill -9 -f 'org.apache.flink.runtime.taskexecutor.TaskManagerRunner' && echo "killed" || echo "no TaskManager"
+    ;;
   *)
-    echo "usage: scripts/cluster.sh start | stop | submit [job flags...]" >&2
+    echo "usage: scripts/cluster.sh start | stop | submit [job flags...] | add-taskmanager | kill-taskmanager" >&2
     exit 2
     ;;
 esac

@@ -128,6 +128,9 @@ class PipelineConfig:
     bounded: bool = False
     output_topic_prefix: str = "ais."
     kafka_properties_file: str = ""
+    # Test-only fault injection: "MARKER=TEXT" makes the parse operator throw on the first line
+    # containing TEXT while the file MARKER does not exist (it creates it first, so once).
+    test_fail_once: str = ""
     # Client properties (credentials among them): never in repr, never logged.
     kafka_properties: Mapping[str, str] = field(default_factory=dict, repr=False)
     flink_conf_dir: Path = field(default=PROJECT_ROOT / "flink-conf")
@@ -244,6 +247,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="keep watching the input directory for new files; the job runs until stopped [FOLLOW]",
     )
+    parser.add_argument("--test-fail-once", dest="test_fail_once", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--bounded",
         action="store_true",
@@ -277,6 +281,8 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         values["input_path"] = Path(env["INPUT_PATH"])
     if getattr(args, "follow", None) or env.get("FOLLOW", "").lower() in ("1", "true", "yes"):
         values["follow"] = True
+    if getattr(args, "test_fail_once", None):
+        values["test_fail_once"] = args.test_fail_once
     if getattr(args, "bounded", None) or env.get("KAFKA_BOUNDED", "").lower() in ("1", "true", "yes"):
         values["bounded"] = True
     values["kafka_properties"] = kafka_client_properties(str(values.get("kafka_properties_file", "")), env)

@@ -126,9 +126,20 @@ class ParseLines(ProcessFunction):
     """Raw lines to reports (main output) and multipart fragments (side output); everything else
     is counted or dead-lettered with a reason."""
 
-    def __init__(self, input_format: str, emit_tallies: bool) -> None:
+    def __init__(self, input_format: str, emit_tallies: bool, test_fail_once: str = "") -> None:
         self.input_format = input_format
         self.emit_tallies = emit_tallies
+        marker, _, text = test_fail_once.partition("=")
+        self.fail_marker, self.fail_text = marker, text
+
+    def _injected_failure(self, line: str) -> None:
+        """Test-only (--test-fail-once MARKER=TEXT): throw once on a line containing TEXT."""
+        import os
+
+        if self.fail_text in line and not os.path.exists(self.fail_marker):
+            with open(self.fail_marker, "w") as fh:
+                fh.write(line)
+            raise RuntimeError(f"injected failure on a line containing {self.fail_text!r} (--test-fail-once)")
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.tallies = _Tallies(
@@ -136,6 +147,8 @@ class ParseLines(ProcessFunction):
         )
 
     def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Iterator[Any]:
+        if self.fail_text:
+            self._injected_failure(value)
         parsed = parse_line_cached(value, self.input_format)
         self.tallies.metric("lines")
         routed = route_line(parsed, ctx.timestamp(), ctx.timer_service().current_watermark)

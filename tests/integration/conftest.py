@@ -34,26 +34,42 @@ def cluster() -> Iterator[str]:
         subprocess.run(["bash", str(CLUSTER), "stop"], capture_output=True, timeout=120)
 
 
-def _broker(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Iterator[str]:
-    env = dict(
-        os.environ,
-        KAFKA_PORT=str(free_port()),
-        KAFKA_CONTROLLER_PORT=str(free_port()),
-        KAFKA_DIR=str(tmp_path_factory.mktemp("kafka")),
-        **settings,
-    )
-    started = subprocess.run(["bash", str(KAFKA), "start"], capture_output=True, text=True, timeout=300, env=env)
-    assert started.returncode == 0, started.stdout + started.stderr
+class Broker:
+    """One broker of scripts/kafka.sh: its address, and stop/start on the same data."""
+
+    def __init__(self, data_dir: Path, **settings: str) -> None:
+        self.env = dict(
+            os.environ,
+            KAFKA_PORT=str(free_port()),
+            KAFKA_CONTROLLER_PORT=str(free_port()),
+            KAFKA_DIR=str(data_dir),
+            **settings,
+        )
+        self.bootstrap = f"127.0.0.1:{self.env['KAFKA_PORT']}"
+
+    def run(self, command: str) -> None:
+        done = subprocess.run(["bash", str(KAFKA), command], capture_output=True, text=True, timeout=300, env=self.env)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _broker(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Iterator[Broker]:
+    broker = Broker(tmp_path_factory.mktemp("kafka"), **settings)
+    broker.run("start")
     try:
-        yield f"127.0.0.1:{env['KAFKA_PORT']}"
+        yield broker
     finally:
-        subprocess.run(["bash", str(KAFKA), "clean"], capture_output=True, timeout=120, env=env)
+        broker.run("clean")
 
 
 @pytest.fixture(scope="session")
-def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The bootstrap address of a running broker, with its data in a scratch directory."""
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     yield from _broker(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def kafka(broker: Broker) -> str:
+    """The bootstrap address of a running broker, with its data in a scratch directory."""
+    return broker.bootstrap
 
 
 SASL_USER, SASL_PASSWORD = "ais", "s3cret-for-the-test"
@@ -62,4 +78,5 @@ SASL_USER, SASL_PASSWORD = "ais", "s3cret-for-the-test"
 @pytest.fixture(scope="session")
 def sasl_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A broker whose client listener takes only SASL/PLAIN with the user above."""
-    yield from _broker(tmp_path_factory, KAFKA_SASL_USERS=f"{SASL_USER}:{SASL_PASSWORD}")
+    for broker in _broker(tmp_path_factory, KAFKA_SASL_USERS=f"{SASL_USER}:{SASL_PASSWORD}"):
+        yield broker.bootstrap

@@ -10,8 +10,12 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * A JSON line to a Kafka record of one topic: the line is the value, and the key is the values
  * of some of its fields joined by {@code |} (none: no key). Keys make a compacted topic or an
  * upsert reader keep the right record: aggregates by window kind, cell and window start (the
- * highest revision is written last), positions by MMSI. The record timestamp is the event time
- * when the record has one.
+ * highest revision is written last), positions by MMSI.
+ *
+ * <p>The record timestamp is left to the producer (the time of writing), not set to the event
+ * time: a topic's retention counts from record timestamps, and output of a replayed capture
+ * from 2022 stamped with its event time was deleted by the broker minutes after it was written
+ * (the fault-injection tests lost their first records that way). Event time is in the JSON.
  */
 public final class KeyedJsonRecords implements KafkaRecordSerializationSchema<String> {
     private static final long serialVersionUID = 1L;
@@ -31,8 +35,7 @@ public final class KeyedJsonRecords implements KafkaRecordSerializationSchema<St
         if (keyFields.length > 0) {
             key = key(element).getBytes(StandardCharsets.UTF_8);
         }
-        Long ts = timestamp == null || timestamp < 0 ? null : timestamp;
-        return new ProducerRecord<>(topic, null, ts, key, element.getBytes(StandardCharsets.UTF_8));
+        return new ProducerRecord<>(topic, null, null, key, element.getBytes(StandardCharsets.UTF_8));
     }
 
     String key(String json) {

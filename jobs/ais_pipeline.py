@@ -153,20 +153,28 @@ def helpers_jar() -> Path:
     return HELPERS_JAR
 
 
-def per_event_watermarks(env, config: PipelineConfig):  # type: ignore[no-untyped-def]
-    """Bounded out-of-orderness watermarks emitted per event (reproducible), with idleness."""
-    from pyflink.common import Duration, WatermarkStrategy
+def event_time_and_watermarks(lines, config: PipelineConfig):  # type: ignore[no-untyped-def]
+    """Event time on every line (the Python timestamp assigner), then bounded out-of-orderness
+    watermarks emitted per event, with idleness, kept in checkpoints (a Java operator of the
+    helper jar, ``ais.flink.CheckpointedWatermarks``): after a restore the job judges lateness
+    against the watermark it had, not one that starts again from nothing."""
+    from pyflink.common import WatermarkStrategy
+    from pyflink.datastream import DataStream
     from pyflink.java_gateway import get_gateway
 
     from udfs.flink_functions import EventTime
 
-    env.add_jars(helpers_jar().as_uri())
-    j_strategy = get_gateway().jvm.ais.flink.PerEventWatermarks.boundedOutOfOrderness(config.out_of_orderness_s * 1000)
-    return (
-        WatermarkStrategy(j_strategy)
-        .with_idleness(Duration.of_seconds(config.idle_timeout_s))
-        .with_timestamp_assigner(EventTime(config.input_format, config.max_clock_skew_ms))
+    lines.get_execution_environment().add_jars(helpers_jar().as_uri())
+    assigner = WatermarkStrategy.no_watermarks().with_timestamp_assigner(
+        EventTime(config.input_format, config.max_clock_skew_ms)
     )
+    timed = lines.assign_timestamps_and_watermarks(assigner).name("event time").uid("event-time")
+    j_operator = get_gateway().jvm.ais.flink.CheckpointedWatermarks(
+        config.out_of_orderness_s * 1000, config.idle_timeout_s * 1000
+    )
+    j_stream = timed._j_data_stream
+    watermarked = j_stream.transform("watermarks (per event, checkpointed)", j_stream.getType(), j_operator)
+    return DataStream(watermarked.uid("watermarks"))
 
 
 def side_output(stream, tag):  # type: ignore[no-untyped-def]
@@ -217,10 +225,12 @@ def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True
     from udfs import flink_functions as f
     from udfs.records import fragment_type, keyed, report_type, vessel_pane_type
 
-    watermarks = per_event_watermarks(env, config)
-    timed = lines.assign_timestamps_and_watermarks(watermarks).name("event time and watermarks").uid("event-time")
+    timed = event_time_and_watermarks(lines, config)
     parsed = (
-        timed.process(f.ParseLines(config.input_format, emit_tallies, config.test_fail_once), output_type=keyed(Types.LONG(), report_type()))
+        timed.process(
+            f.ParseLines(config.input_format, emit_tallies, config.test_fail_once),
+            output_type=keyed(Types.LONG(), report_type()),
+        )
         .name("parse lines")
         .uid("parse")
     )

@@ -31,7 +31,7 @@ from udfs.dedup import (
 )
 from udfs.multipart import MultipartAssembler, PendingGroup
 from udfs.parse import DeadLetter, Skipped, event_time, parse_line_cached, route_line
-from udfs.records import Fragment, Report, VesselPane, from_row, to_row
+from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_row, to_row
 from udfs.windows import CellWindows, PaneAcc, WindowSpec, cell_shard
 
 
@@ -439,12 +439,31 @@ class _ShardState:
     def __init__(self, ctx: RuntimeContext) -> None:
         self._panes = ctx.get_map_state(MapStateDescriptor("panes", Types.STRING(), _pane_row_type()))
         self._revisions = ctx.get_map_state(MapStateDescriptor("revisions", Types.STRING(), Types.INT()))
+        self._fired = ctx.get_state(ValueStateDescriptor("fired-through", Types.LONG()))
         self._cache: dict[int, dict[str, _CellEntry]] = {}
+        self._fired_cache: dict[int, int] = {}
+        self._shard = 0
         self.cells: dict[str, _CellEntry] = {}
         self.timers: Any = None
 
+    def fired_through(self) -> int:
+        """The newest timer this shard has fired: every window of its cells that ends by then has
+        fired. Kept in state because an operator's watermark is not: right after a restore it
+        starts low, and a late report for a window that fired before would not fire it again."""
+        value = self._fired_cache.get(self._shard)
+        if value is None:
+            stored = self._fired.value()
+            value = self._fired_cache[self._shard] = TIME_UNKNOWN if stored is None else stored
+        return value
+
+    def set_fired_through(self, ts: int) -> None:
+        if ts > self.fired_through():
+            self._fired_cache[self._shard] = ts
+            self._fired.update(ts)
+
     def bind(self, shard: int, timers: Any) -> None:
         self.timers = timers
+        self._shard = shard
         cells = self._cache.get(shard)
         if cells is None:
             cells = {}
@@ -542,7 +561,8 @@ class CellAggregates(KeyedProcessFunction):
         timers = ctx.timer_service()
         self.store.bind(cell_shard(contribution.cell), timers)
         cell = self.store.cell(contribution.cell)
-        aggs = self.windows.on_contribution(cell, contribution, timers.current_watermark())
+        watermark = max(timers.current_watermark(), self.store.fired_through())
+        aggs = self.windows.on_contribution(cell, contribution, watermark)
         if aggs:
             yield "\n".join(outputs.aggregate_json(a) for a in aggs)
 
@@ -554,5 +574,6 @@ class CellAggregates(KeyedProcessFunction):
             for agg in self.windows.on_timer(self.store.cell(name), name, timestamp)
         ]
         self.store.release_empty_cells()
+        self.store.set_fired_through(timestamp)
         if lines:
             yield "\n".join(lines)

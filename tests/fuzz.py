@@ -47,9 +47,10 @@ def damaged_line(rng: random.Random) -> bytes:
             if real.startswith("\\")
             else ("\\s:x,c:1" + real).encode()
         )
-    if kind == 4:  # tag block cut short, or fields without ':'
+    if kind == 4:  # tag block cut short, or fields without ':' (never without a time: a report
+        # without one gets its ingestion time, which no two runs share)
         return (
-            rng.choice(["\\s:r1,c:\\", "\\c\\", "\\s:r1,c:abc*00\\", "\\g:1-2\\"]).encode()
+            rng.choice(["\\s:r1,c:\\", "\\c\\", "\\s:r1,c:abc*00\\", "\\g:1-2,s:r1,c:1668046600\\"]).encode()
             + real.split("\\")[-1].encode()
         )
     if kind == 5:  # the first fragment of a group that never completes

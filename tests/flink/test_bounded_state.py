@@ -1,5 +1,5 @@
 """Dedup state stays bounded while vessels come and go: the job watches a directory (unbounded, so
-nothing is flushed at the end) holding 60,000 lines in which every 330 s of event time brings
+nothing is flushed at the end) holding 80,000 lines in which every 330 s of event time brings
 other vessels (scripts/make_feed.py --new-vessels), with a static TTL of 300 s. Vessels silent for
 longer than the retention (the dedup TTL plus the sliding window, lateness and out-of-orderness:
 19 min here) are dropped by event-time timers, so the keys held, read from the
@@ -32,17 +32,17 @@ def load_script():  # type: ignore[no-untyped-def]
 
 def test_dedup_state_levels_off_while_vessels_come_and_go(tmp_path: Path):
     script = load_script()
-    rows = script.run(copies=6, static_ttl=300, out=tmp_path / "state")
+    rows = script.run(copies=8, static_ttl=300, out=tmp_path / "state")
     assert (tmp_path / "state.png").stat().st_size > 10_000 and (tmp_path / "state.csv").exists()
     held = rows[-1]["keys_held"]
 
     feed = tmp_path / "feed.nmea"
     with feed.open("w") as fh:
-        cmd = [sys.executable, str(ROOT / "scripts" / "make_feed.py"), "--copies", "6", "--new-vessels"]
+        cmd = [sys.executable, str(ROOT / "scripts" / "make_feed.py"), "--copies", "8", "--new-vessels"]
         subprocess.run(cmd, stdout=fh, check=True)
     plain = PlainPipeline(PipelineConfig(input_path=feed, static_ttl_s=300))
     plain.feed(read_lines(feed))  # no end of input: the watermark stops where the job's does
     seen = {json.loads(p)["mmsi"] for p in plain.out.positions}
     assert held == len(plain.vessels)
-    assert held < 0.7 * len(seen), f"{held} keys held of {len(seen)} vessels seen"
-    assert rows[-1]["lines"] == 60_000
+    assert held < 0.6 * len(seen), f"{held} keys held of {len(seen)} vessels seen"
+    assert rows[-1]["lines"] == 80_000

@@ -90,3 +90,13 @@ def test_images_and_versions_are_pinned_and_agree_with_the_project(compose):
         assert f"COPY {path} " in dockerfile and (ROOT / path).exists()
     assert "flink-python-" in dockerfile  # thread mode on a cluster needs it in lib/ (pemja, Java 17)
     assert "build-java.sh kafka" in dockerfile
+
+
+def test_checkpoints_go_to_a_volume_every_flink_container_shares(compose, conf):
+    assert conf["execution"]["checkpointing"]["storage"] == "filesystem"
+    for name in ("jobmanager", "taskmanager", "submit"):
+        service = compose["services"][name]
+        props = yaml.safe_load(service["environment"]["FLINK_PROPERTIES"])
+        assert props["execution.checkpointing.dir"].startswith("file:///data/")
+        assert "flink-data:/data" in service["volumes"]
+    assert "flink-data" in compose["volumes"]

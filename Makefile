@@ -19,7 +19,7 @@ JAR := build/ais-flink-helpers.jar
 KAFKA_JAR := build/ais-kafka-helpers.jar
 BROKER_JARS := build/jars/kafka/.complete
 
-.PHONY: setup run test test-unit test-flink test-integration lint plain clean \
+.PHONY: setup run test test-unit test-flink test-integration lint plain clean browser \
 	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka
 
 setup: $(STAMP) $(JAR) $(KAFKA_JAR) $(BROKER_JARS)
@@ -58,7 +58,7 @@ test-unit: setup
 test-flink: setup
 	$(PY) -m pytest -m flink
 
-test-integration: setup
+test-integration: setup browser
 	$(PY) -m pytest -m integration
 
 kafka-start: setup
@@ -79,7 +79,13 @@ replay: setup
 submit-kafka: setup
 	bash scripts/cluster.sh submit --source kafka --topic ais-raw $(ARGS)
 
-test: lint
+# Headless Chromium for the web UI test (tests/integration/test_web_ui.py): Debian's package.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
+
+test: lint browser
 	$(PY) -m pytest
 
 clean:

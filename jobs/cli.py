@@ -7,11 +7,13 @@ from collections.abc import Sequence
 
 USAGE = """usage: ais-pipeline run [--input PATH] [--output DIR] [flags]
        ais-pipeline replay FILE --topic TOPIC [--rate N]
+       ais-pipeline report DIR [--window tumbling|sliding] [--start ISO] [--color vessels|reports]
 
 commands:
   run     run the job in a local Flink mini-cluster, on a file or a Kafka topic
           (ais-pipeline run --help for the flags)
   replay  feed a Kafka topic from a capture, at a rate or as fast as possible
+  report  a density map, a duplicates chart and an HTML page of a run's outputs
 """
 
 
@@ -25,6 +27,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from jobs.ais_pipeline import main as run_main
 
         return run_main(rest)
+    if command == "report":
+        from jobs.report import main as report_main
+
+        return report_main(rest)
     if command == "replay":
         from jobs.replay import main as replay_main
 

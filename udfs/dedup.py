@@ -61,6 +61,15 @@ class Outcome:
         record of its own (kept reports, dead letters), which the summary counts instead."""
         return None if self.kind in (KEPT_POSITION, KEPT_STATIC, DEAD_LETTER) else self.kind
 
+    @property
+    def minute_tally(self) -> str | None:
+        """``figure@minute`` for the figures the report charts per minute of event time (exact and
+        near duplicates, late reports); None for the others."""
+        if self.kind not in (DUPLICATE_EXACT, DUPLICATE_NEAR, LATE):
+            return None
+        ts = self.report.ts
+        return f"{self.kind}@{ts - ts % 60_000}"
+
     def dead_letter(self) -> DeadLetter | None:
         if self.kind != DEAD_LETTER:
             return None

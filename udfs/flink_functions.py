@@ -374,6 +374,9 @@ class DedupVessel(KeyedCoProcessFunction):
             yield from self.tallies.dead(dead)
         elif outcome.tally is not None:
             yield from self.tallies.count(outcome.tally)
+            minute = outcome.minute_tally
+            if minute is not None and self.emit_tallies:
+                yield TALLY, minute  # for the per-minute chart of the run report; no metric
         else:
             self.tallies.metric(outcome.kind)
         for window in outcome.late_windows:

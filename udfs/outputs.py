@@ -155,7 +155,28 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
         int(tallies.get("duplicates_near", 0)),
     )
     summary["accounted_lines"] = accounted_lines(summary)
+    summary["per_minute"] = per_minute(tallies, output_dir)
     return summary
+
+
+def per_minute(tallies: Counter[str], output_dir: Path) -> dict[str, dict[str, int]]:
+    """Per minute of event time: positions kept (from the output), exact and near duplicates and
+    late reports (from the ``figure@minute`` tallies): the duplicate ratio over time."""
+    minutes: dict[int, Counter[str]] = {}
+    for name, n in tallies.items():
+        figure, sep, minute = name.partition("@")
+        if sep:
+            minutes.setdefault(int(minute), Counter())[figure] += n
+    for record in read_jsonl(output_dir / "positions"):
+        ts = parse_iso_ms(str(record["timestamp"]))
+        minutes.setdefault(ts - ts % 60_000, Counter())["positions_kept"] += 1
+    figures = ("positions_kept", "duplicates_exact", "duplicates_near", "late")
+    return {iso_ms(m): {f: minutes[m].get(f, 0) for f in figures} for m in sorted(minutes)}
+
+
+def parse_iso_ms(text: str) -> int:
+    """The inverse of :func:`iso_ms`."""
+    return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def duplicate_ratio(positions_kept: int, duplicates_exact: int, duplicates_near: int) -> float:

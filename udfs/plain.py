@@ -99,6 +99,8 @@ class PlainPipeline:
             self._dead(dead)
         elif outcome.tally is not None:
             self.out.tallies[outcome.tally] += 1
+            if outcome.minute_tally is not None:
+                self.out.tallies[outcome.minute_tally] += 1
         if pane is not None:
             self._pane(pane)
 

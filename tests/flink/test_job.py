@@ -98,6 +98,10 @@ def test_bundled_sample_matches_the_plain_pipeline_exactly(parallelism: int, sam
         "accounted_lines": 10000,
     }
     assert {k: summary[k] for k in expected} == expected
+    # Per minute of event time (the run report's chart): the tallies the job emitted add up.
+    minutes = summary["per_minute"].values()
+    assert sum(m["duplicates_exact"] for m in minutes) == 881 and sum(m["positions_kept"] for m in minutes) == 7294
+    assert sum(m["duplicates_near"] for m in minutes) == 3
 
 
 EDGE_T0 = BASE - BASE % 60

@@ -1,0 +1,93 @@
+"""The Flink web UI in a real browser: the job runs locally (watching a directory, so it stays up)
+and headless Chromium (Debian's package, installed by `make test`'s set-up) opens the job's page.
+The page shows the job, its named operators and their metrics; the screenshot is kept in
+build/test-artifacts/ (web-ui-job.png)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.flink.test_job import ROOT
+from tests.integration.conftest import free_port
+from tests.integration.kafka_util import operator_metrics, rest
+from udfs.config import SAMPLE_INPUT
+
+pytestmark = pytest.mark.integration
+ARTIFACTS = ROOT / "build" / "test-artifacts"
+# Offline: no update checks, no background requests; --no-sandbox because tests run as root.
+CHROMIUM_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--virtual-time-budget=8000",
+    "--window-size=1400,1000",
+]
+
+
+def chromium(*args: str) -> str:
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        pytest.fail("chromium is not installed: `make browser` (part of `make test`) installs Debian's package")
+    done = subprocess.run([binary, *CHROMIUM_FLAGS, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_job_page_shows_the_job_its_named_operators_and_their_metrics(tmp_path: Path):
+    watched = tmp_path / "in"
+    watched.mkdir()
+    shutil.copy(SAMPLE_INPUT, watched / SAMPLE_INPUT.name)
+    port = free_port()
+    cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--input", str(watched), "--follow"]
+    cmd += ["--output", str(tmp_path / "out"), "--web-ui-port", str(port)]
+    log = (tmp_path / "job.log").open("w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://localhost:{port}"
+    try:
+        job = ""
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                jobs = rest(base, "/jobs")["jobs"]
+                job = jobs[0]["id"] if jobs else ""
+                if job and operator_metrics(base, job, {"positions_kept"}).get("positions_kept") == 7294:
+                    break
+            except OSError:
+                pass
+            time.sleep(1)
+        else:
+            raise AssertionError("the job did not process the sample")
+        time.sleep(6)  # the web UI's metrics are fetched from the TaskManager every few seconds
+        page = f"{base}/#/job/running/{job}/overview"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "web-ui-job.png"
+        shot.unlink(missing_ok=True)
+        chromium(f"--screenshot={shot}", page)
+        dom = chromium("--dump-dom", page)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+        log.close()
+
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    assert "ais-pipeline" in dom and "RUNNING" in dom and job in dom
+    for operator in (
+        "read lines",
+        "parse lines",
+        "reassemble multipart",
+        "dedup by MMSI",
+        "cell windows (keyed by cell shard)",
+    ):
+        assert operator in dom, operator
+    # The vertex table's metrics: the source read the sample's 10,000 lines.
+    assert "Records Received" in dom and "10,000" in dom

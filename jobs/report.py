@@ -91,7 +91,9 @@ def draw_density(boxes: list[CellBox], title: str, color_by: str, png: Path) -> 
     # visible when the map spans oceans.
     collection = PatchCollection(patches, cmap="viridis", linewidths=2.5)
     collection.set_array(values)
-    collection.set_edgecolor(collection.to_rgba(values))
+    import numpy as np
+
+    collection.set_edgecolor(collection.to_rgba(np.asarray(values)))  # type: ignore[arg-type]
     collection.set_clim(min(values), max(max(values), min(values) + 1))
     ax.add_collection(collection)
     lon_lo, lon_hi = min(b.lon_min for b in boxes), max(b.lon_max for b in boxes)
@@ -118,7 +120,7 @@ def draw_duplicates(per_minute: dict[str, dict[str, int]], png: Path) -> None:
     import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
-    minutes = [datetime.fromisoformat(m.replace("Z", "+00:00")) for m in per_minute]
+    minutes = [float(mdates.date2num(datetime.fromisoformat(m.replace("Z", "+00:00")))) for m in per_minute]
     kept = [v["positions_kept"] for v in per_minute.values()]
     exact = [v["duplicates_exact"] for v in per_minute.values()]
     near = [v["duplicates_near"] for v in per_minute.values()]

@@ -19,7 +19,7 @@ JAR := build/ais-flink-helpers.jar
 KAFKA_JAR := build/ais-kafka-helpers.jar
 BROKER_JARS := build/jars/kafka/.complete
 
-.PHONY: setup run test test-unit test-flink test-integration lint plain clean browser \
+.PHONY: setup run test test-unit test-flink test-integration lint plain clean browser bench \
 	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka
 
 setup: $(STAMP) $(JAR) $(KAFKA_JAR) $(BROKER_JARS)
@@ -51,6 +51,11 @@ lint: setup
 	$(VENV)/bin/ruff check jobs udfs tests
 	$(VENV)/bin/ruff format --check jobs udfs tests
 	$(VENV)/bin/mypy
+
+# The benchmark: decode-only ceiling, plain loop, job at parallelism 1 and 2, on seeded feeds of
+# 50,000 and 200,000 lines, twice each; writes the table into README.md (scripts/bench.py).
+bench: setup
+	$(PY) scripts/bench.py --readme $(ARGS)
 
 test-unit: setup
 	$(PY) -m pytest -m unit

@@ -121,7 +121,7 @@ def damage(line: str, rng: random.Random) -> str:
 
 def generate(lines: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    vessels = max(50, lines // 650)  # about 650 lines per vessel and hour
+    vessels = max(50, lines // 480)  # about 480 lines per vessel and hour
     arrivals: list[tuple[float, int, str]] = []
     order = 0
     for t, sentences, kind in transmissions(rng, vessels, 3600):

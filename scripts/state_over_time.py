@@ -66,15 +66,11 @@ def sample(base: str) -> dict[str, float] | None:
 def vessels_seen(feed: Path) -> list[tuple[int, int]]:
     """(event time, vessels seen up to then), from the plain pipeline's kept positions."""
     from udfs.config import PipelineConfig
+    from udfs.outputs import parse_iso_ms
     from udfs.plain import read_lines, run_plain
 
     result = run_plain(PipelineConfig(input_path=feed), list(read_lines(feed)))
-    from datetime import datetime
-
-    points = sorted(
-        (int(datetime.fromisoformat(p["timestamp"].replace("Z", "+00:00")).timestamp() * 1000), p["mmsi"])
-        for p in map(json.loads, result.positions)
-    )
+    points = sorted((parse_iso_ms(p["timestamp"]), p["mmsi"]) for p in map(json.loads, result.positions))
     seen: set[int] = set()
     curve = []
     for ts, mmsi in points:

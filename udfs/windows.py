@@ -172,6 +172,7 @@ class CellWindows:
         start: int,
         end: int,
         fired_before: bool,
+        panes: list[tuple[int, PaneAcc]],
     ) -> Aggregate | None:
         """Fire a window again for a contribution that came after the watermark passed its end.
 
@@ -182,7 +183,6 @@ class CellWindows:
         if previous is None:
             previous = 0 if fired_before else None
         revision = 0 if previous is None else previous + 1
-        panes = store.panes()
         agg = _aggregate(kind, cell, start, end, [acc for p, acc in panes if start <= p < end], revision)
         if agg is not None:
             store.set_revision(kind, start, revision)
@@ -229,8 +229,9 @@ class CellWindows:
         acc.add(v)
         store.put_pane(v.pane_start, acc)
         out: list[Aggregate] = []
+        after = store.panes() if due else []
         for (kind, start, end), before in zip(due, fired_before, strict=True):
-            agg = self._fire_late(store, v.cell, kind, start, end, before)
+            agg = self._fire_late(store, v.cell, kind, start, end, before, after)
             if agg:
                 out.append(agg)
         return out

@@ -4,12 +4,39 @@ the Kafka tests share."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from tests.integration.conftest import CLUSTER, ROOT
 from udfs.config import OUTPUT_KEYS
+
+
+def replay(kafka: str, topic: str, path: Path, lines: int) -> None:
+    """``ais-pipeline replay`` of a capture into a topic; it must report every line."""
+    cmd = [sys.executable, "-m", "jobs.cli", "replay", str(path), "--topic", topic, "--bootstrap-servers", kafka]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"replayed {lines} lines"), proc.stdout
+
+
+def submit(kafka: str, topic: str, name: str, *flags: str, run_args: str = "") -> str:
+    """Submit the Kafka job to the standalone cluster with ``flink run`` (``run_args`` are flink run
+    options, such as ``-s <savepoint>``), reading from the earliest offsets as group ``name`` into
+    topics ``<name>.*``; returns its job id."""
+    cmd = ["bash", str(CLUSTER), "submit", "--source", "kafka", "--bootstrap-servers", kafka, "--topic", topic]
+    cmd += ["--starting-offsets", "earliest", "--group-id", name, "--output-topic-prefix", f"{name}.", *flags]
+    env = dict(os.environ, FLINK_RUN_ARGS=run_args)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    found = re.search(r"submitted job ([0-9a-f]{32})", proc.stdout)
+    assert found, proc.stdout[-2000:]
+    return found.group(1)
 
 
 def read_topic(

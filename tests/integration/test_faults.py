@@ -14,7 +14,6 @@ written to build/reliability/recovery.json.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.flink.test_job import ROOT, assert_same_outputs, run_oracle
+from tests.integration import kafka_util
 from tests.integration.conftest import CLUSTER, Broker
 from tests.integration.kafka_util import operator_metrics, rest, wait_for_state, write_outputs
 
@@ -61,19 +61,14 @@ def recovery_times() -> Iterator[dict[str, float]]:
 
 
 def replay(kafka: str, topic: str, feed: Path) -> None:
-    cmd = [sys.executable, "-m", "jobs.cli", "replay", str(feed), "--topic", topic, "--bootstrap-servers", kafka]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0 and proc.stdout.startswith(f"replayed {LINES} lines"), proc.stderr
+    kafka_util.replay(kafka, topic, feed, LINES)
 
 
 def submit(kafka: str, topic: str, name: str, *flags: str, run_args: str = "") -> str:
-    cmd = ["bash", str(CLUSTER), "submit", "--source", "kafka", "--bootstrap-servers", kafka, "--topic", topic]
-    cmd += ["--bounded", "--starting-offsets", "earliest", "--group-id", name, "--output-topic-prefix", f"{name}."]
-    cmd += ["--checkpoint-interval", "2", "--multipart-timeout", "600", *flags]
-    env = dict(os.environ, FLINK_RUN_ARGS=run_args)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    return proc.stdout.split("submitted job ")[1].split()[0]
+    """The job, bounded, with checkpoints every 2 s (and multipart groups that never time out
+    before the end of the input, as in the uninterrupted result)."""
+    flags = ("--bounded", "--checkpoint-interval", "2", "--multipart-timeout", "600", *flags)
+    return kafka_util.submit(kafka, topic, name, *flags, run_args=run_args)
 
 
 def wait_until_midstream(cluster: str, job: str) -> None:

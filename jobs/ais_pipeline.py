@@ -140,16 +140,22 @@ def file_source(env, config: PipelineConfig):  # type: ignore[no-untyped-def]
 HELPERS_JAR = _ROOT / "build" / "ais-flink-helpers.jar"
 
 
-def helpers_jar() -> Path:
-    """The job's Java helper jar (per-event watermarks, line splitting), built from java/ when
-    missing or older than its sources."""
+def build_java_if_stale(jar: Path, sources: Path, *args: str, force: bool = False) -> None:
+    """Run ``scripts/build-java.sh ARGS`` when ``jar`` is missing or older than a ``.java`` file
+    under ``sources`` (or when ``force``); raises CalledProcessError, with the script's output."""
     import subprocess
 
-    sources = list((_ROOT / "java" / "src").rglob("*.java"))
-    stale = not HELPERS_JAR.exists() or any(s.stat().st_mtime > HELPERS_JAR.stat().st_mtime for s in sources)
+    stale = force or not jar.exists() or any(s.stat().st_mtime > jar.stat().st_mtime for s in sources.rglob("*.java"))
     if stale:
         env = dict(os.environ, PYTHON=sys.executable)
-        subprocess.run(["bash", str(_ROOT / "scripts" / "build-java.sh")], check=True, env=env, capture_output=True)
+        script = str(_ROOT / "scripts" / "build-java.sh")
+        subprocess.run(["bash", script, *args], check=True, env=env, capture_output=True, text=True)
+
+
+def helpers_jar() -> Path:
+    """The job's Java helper jar (checkpointed watermarks, line splitting, the duplicate-ratio
+    gauge), built from java/src when missing or older than its sources."""
+    build_java_if_stale(HELPERS_JAR, _ROOT / "java" / "src")
     return HELPERS_JAR
 
 

@@ -9,10 +9,8 @@ into ``build/jars/flink/`` by ``scripts/fetch-jars.sh``); two small Java classes
 from __future__ import annotations
 
 import logging
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -34,17 +32,14 @@ class KafkaSetupError(ConfigError):
 
 def kafka_jars() -> list[Path]:
     """The connector jar and this project's Kafka helper jar, fetched and built when missing."""
-    sources = list((ROOT / "java" / "kafka" / "src").rglob("*.java"))
-    stale = not KAFKA_HELPERS_JAR.exists() or any(
-        s.stat().st_mtime > KAFKA_HELPERS_JAR.stat().st_mtime for s in sources
-    )
-    if stale or not any(CONNECTOR_DIR.glob("*.jar")):
-        env = dict(os.environ, PYTHON=sys.executable)
-        done = subprocess.run(
-            ["bash", str(ROOT / "scripts" / "build-java.sh"), "kafka"], env=env, capture_output=True, text=True
+    from jobs.ais_pipeline import build_java_if_stale
+
+    try:
+        build_java_if_stale(
+            KAFKA_HELPERS_JAR, ROOT / "java" / "kafka" / "src", "kafka", force=not any(CONNECTOR_DIR.glob("*.jar"))
         )
-        if done.returncode != 0:
-            raise KafkaSetupError(f"could not fetch or build the Kafka jars: {done.stderr.strip()[-500:]}")
+    except subprocess.CalledProcessError as exc:
+        raise KafkaSetupError(f"could not fetch or build the Kafka jars: {exc.stderr.strip()[-500:]}") from None
     return [*sorted(CONNECTOR_DIR.glob("*.jar")), KAFKA_HELPERS_JAR]
 
 

@@ -159,28 +159,52 @@ def helpers_jar() -> Path:
     return HELPERS_JAR
 
 
-def event_time_and_watermarks(lines, config: PipelineConfig):  # type: ignore[no-untyped-def]
-    """Event time on every line (the Python timestamp assigner), then bounded out-of-orderness
-    watermarks emitted per event, with idleness, kept in checkpoints (a Java operator of the
-    helper jar, ``ais.flink.CheckpointedWatermarks``): after a restore the job judges lateness
-    against the watermark it had, not one that starts again from nothing."""
-    from pyflink.common import WatermarkStrategy
+LINES_PER_BATCH = 256
+BATCH_DELAY_MS = 100
+
+
+def line_batches(lines):  # type: ignore[no-untyped-def]
+    """Lines in batches of up to ``LINES_PER_BATCH`` (at most ``BATCH_DELAY_MS`` of wall clock
+    apart, and none held across a checkpoint), in Java (``ais.flink.LineBatches``): the parse
+    operator then crosses into Python once per batch, not once per line."""
+    from pyflink.common import Types
     from pyflink.datastream import DataStream
     from pyflink.java_gateway import get_gateway
 
-    from udfs.flink_functions import EventTime
-
     lines.get_execution_environment().add_jars(helpers_jar().as_uri())
-    assigner = WatermarkStrategy.no_watermarks().with_timestamp_assigner(
-        EventTime(config.input_format, config.max_clock_skew_ms)
+    j_operator = get_gateway().jvm.ais.flink.LineBatches(LINES_PER_BATCH, BATCH_DELAY_MS)
+    j_type = Types.BASIC_ARRAY(Types.STRING()).get_java_type_info()
+    return DataStream(lines._j_data_stream.transform("batch lines", j_type, j_operator))
+
+
+def stamped_watermarks(parsed, config: PipelineConfig):  # type: ignore[no-untyped-def]
+    """Bounded out-of-orderness watermarks from the parsed records' event times, with idleness,
+    kept in checkpoints; each record stamped with the watermark it was read under (a Java
+    operator of the helper jar, ``ais.flink.StampedWatermarks``): after a restore the job judges
+    lateness against the watermark it had, not one that starts again from nothing.
+    Returns the reports, as ``Row(mmsi, report)``, and the fragments, as ``Row(group, fragment)``."""
+    from dataclasses import fields
+
+    from pyflink.common import Types
+    from pyflink.datastream import DataStream
+    from pyflink.java_gateway import get_gateway
+
+    from udfs.records import Fragment, Report, fragment_type, keyed, report_type
+
+    jvm = get_gateway().jvm
+    report_row = keyed(Types.LONG(), report_type()).get_java_type_info()
+    fragment_row = keyed(Types.STRING(), fragment_type()).get_java_type_info()
+    tag = jvm.org.apache.flink.util.OutputTag("fragments", fragment_row)
+    j_operator = jvm.ais.flink.StampedWatermarks(
+        config.out_of_orderness_s * 1000,
+        config.idle_timeout_s * 1000,
+        [f.name for f in fields(Report)].index("watermark"),
+        [f.name for f in fields(Fragment)].index("watermark"),
+        tag,
     )
-    timed = lines.assign_timestamps_and_watermarks(assigner).name("event time").uid("event-time")
-    j_operator = get_gateway().jvm.ais.flink.CheckpointedWatermarks(
-        config.out_of_orderness_s * 1000, config.idle_timeout_s * 1000
-    )
-    j_stream = timed._j_data_stream
-    watermarked = j_stream.transform("watermarks (per event, checkpointed)", j_stream.getType(), j_operator)
-    return DataStream(watermarked.uid("watermarks"))
+    j_stream = parsed._j_data_stream.transform("watermarks (per event, checkpointed)", report_row, j_operator)
+    reports = DataStream(j_stream.uid("watermarks"))
+    return reports, DataStream(j_stream.getSideOutput(tag))
 
 
 def side_output(stream, tag):  # type: ignore[no-untyped-def]
@@ -229,18 +253,16 @@ def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True
     from pyflink.common import Types
 
     from udfs import flink_functions as f
-    from udfs.records import fragment_type, keyed, report_type, vessel_pane_type
+    from udfs.records import fragment_type, keyed, parsed_type, report_type, vessel_pane_type
 
-    timed = event_time_and_watermarks(lines, config)
     parsed = (
-        timed.process(
-            f.ParseLines(config.input_format, emit_tallies, config.test_fail_once),
-            output_type=keyed(Types.LONG(), report_type()),
-        )
+        line_batches(lines)
+        .process(f.ParseLines(config, emit_tallies), output_type=parsed_type())
         .name("parse lines")
         .uid("parse")
     )
-    fragments = keyed_by_first_field(side_output(parsed, f.FRAGMENTS), Types.STRING(), fragment_type())
+    reports, fragment_rows = stamped_watermarks(parsed, config)
+    fragments = keyed_by_first_field(fragment_rows, Types.STRING(), fragment_type())
     assembled = (
         fragments.process(
             f.AssembleMultipart(config.multipart_timeout_ms, emit_tallies),
@@ -250,7 +272,7 @@ def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True
         .uid("multipart")
     )
     vessels = (
-        keyed_by_first_field(parsed, Types.LONG(), report_type())
+        keyed_by_first_field(reports, Types.LONG(), report_type())
         .connect(keyed_by_first_field(assembled, Types.LONG(), report_type()))
         .process(f.DedupVessel(config, emit_tallies), output_type=keyed(Types.INT(), vessel_pane_type()))
         .name("dedup by MMSI")

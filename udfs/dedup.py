@@ -57,18 +57,16 @@ class Outcome:
 
     @property
     def tally(self) -> str | None:
-        """The summary figure this outcome is a tally record of; None when it has an output
-        record of its own (kept reports, dead letters), which the summary counts instead."""
-        return None if self.kind in (KEPT_POSITION, KEPT_STATIC, DEAD_LETTER) else self.kind
-
-    @property
-    def minute_tally(self) -> str | None:
-        """``figure@minute`` for the figures the report charts per minute of event time (exact and
-        near duplicates, late reports); None for the others."""
-        if self.kind not in (DUPLICATE_EXACT, DUPLICATE_NEAR, LATE):
+        """The tally record this outcome makes for the run summary; None when it has an output
+        record of its own (kept reports, dead letters), which the summary counts instead. Exact
+        and near duplicates and late reports, which the report charts per minute of event time,
+        are tallied as ``figure@minute``; the summary adds those up into the figure's total."""
+        if self.kind in (KEPT_POSITION, KEPT_STATIC, DEAD_LETTER):
             return None
-        ts = self.report.ts
-        return f"{self.kind}@{ts - ts % 60_000}"
+        if self.kind in (DUPLICATE_EXACT, DUPLICATE_NEAR, LATE):
+            ts = self.report.ts
+            return f"{self.kind}@{ts - ts % 60_000}"
+        return self.kind
 
     def dead_letter(self) -> DeadLetter | None:
         if self.kind != DEAD_LETTER:

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from pyflink.common import Row, Types
-from pyflink.common.watermark_strategy import TimestampAssigner
 from pyflink.datastream import OutputTag
 from pyflink.datastream.functions import (
     KeyedCoProcessFunction,
@@ -30,7 +29,7 @@ from udfs.dedup import (
     VesselMeta,
 )
 from udfs.multipart import MultipartAssembler, PendingGroup
-from udfs.parse import DeadLetter, Skipped, event_time, parse_line_cached, route_line
+from udfs.parse import DeadLetter, Skipped, event_time, parse_line, route_line
 from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_row, to_row
 from udfs.windows import CellWindows, PaneAcc, WindowSpec, cell_shard
 
@@ -46,15 +45,6 @@ LATE_OUT = _tag("late")
 DEAD = _tag("dead_letter")
 TALLY = _tag("tally")
 _OUTCOME_TAGS = {"positions": POSITIONS, "static": STATIC, "late": LATE_OUT}
-
-
-def fragments_tag() -> OutputTag:
-    from udfs.records import fragment_type, keyed
-
-    return OutputTag("fragments", keyed(Types.STRING(), fragment_type()))
-
-
-FRAGMENTS = fragments_tag()
 
 
 def window_spec(config: PipelineConfig) -> WindowSpec:
@@ -108,28 +98,24 @@ class _Tallies:
         yield DEAD, outputs.dead_letter_json(dead)
 
 
-class EventTime(TimestampAssigner):
-    """Event time of a raw line: tag-block ``c:`` or JSON ``timestamp``; ingestion time when the
-    report has none; ``TIME_UNKNOWN`` (never moves the watermark) for lines without a report and
-    for reports further ahead of the wall clock than the maximum clock skew."""
-
-    def __init__(self, input_format: str, max_clock_skew_ms: int) -> None:
-        self.input_format = input_format
-        self.max_clock_skew_ms = max_clock_skew_ms
-
-    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
-        parsed = parse_line_cached(value, self.input_format)
-        return event_time(parsed, int(time.time() * 1000), self.max_clock_skew_ms)
-
-
 class ParseLines(ProcessFunction):
-    """Raw lines to reports (main output) and multipart fragments (side output); everything else
-    is counted or dead-lettered with a reason."""
+    """Batches of raw lines (``ais.flink.LineBatches``) to reports and multipart fragments, each
+    with the event time it moves the watermark with; everything else is counted or
+    dead-lettered with a reason.
 
-    def __init__(self, input_format: str, emit_tallies: bool, test_fail_once: str = "") -> None:
-        self.input_format = input_format
+    Output: ``Row(assigned, mmsi, report, group, fragment)`` with either a report or a fragment,
+    for ``ais.flink.StampedWatermarks``, which stamps each with the watermark it was read under
+    and moves the watermark. ``assigned`` is the line's event time, ingestion time for a report
+    without one, or ``TIME_UNKNOWN`` (never moves the watermark) for a later fragment without
+    time; reports further ahead of the wall clock than the maximum clock skew are dead-lettered
+    here and never reach the watermark.
+    """
+
+    def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
+        self.input_format = config.input_format
+        self.max_clock_skew_ms = config.max_clock_skew_ms
         self.emit_tallies = emit_tallies
-        marker, _, text = test_fail_once.partition("=")
+        marker, _, text = config.test_fail_once.partition("=")
         self.fail_marker, self.fail_text = marker, text
 
     def _injected_failure(self, line: str) -> None:
@@ -147,20 +133,30 @@ class ParseLines(ProcessFunction):
         )
 
     def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Iterator[Any]:
+        self.tallies.metric("lines", len(value))
+        for line in value:
+            yield from self._line(line)
+
+    def _line(self, line: str) -> Iterator[Any]:
         if self.fail_text:
-            self._injected_failure(value)
-        parsed = parse_line_cached(value, self.input_format)
-        self.tallies.metric("lines")
-        routed = route_line(parsed, ctx.timestamp(), ctx.timer_service().current_watermark)
+            self._injected_failure(line)
+        parsed = parse_line(line, self.input_format)
+        assigned = event_time(parsed, int(time.time() * 1000), self.max_clock_skew_ms)
+        # The watermark is stamped in Java (StampedWatermarks), which knows it.
+        routed = route_line(parsed, assigned, _no_watermark)
         for tally in routed.tallies:
             yield from self.tallies.count(tally)
         record = routed.record
         if routed.dead is not None:
             yield from self.tallies.dead(routed.dead)
         elif isinstance(record, Report):
-            yield Row(record.mmsi, to_row(record))
+            yield Row(assigned, record.mmsi, to_row(record), None, None)
         elif record is not None:
-            yield FRAGMENTS, Row(record.group, to_row(record))
+            yield Row(assigned, None, None, record.group, to_row(record))
+
+
+def _no_watermark() -> int:
+    return TIME_UNKNOWN
 
 
 END_OF_INPUT_TIMER = 2**63 - 2  # fires only on Flink's final watermark, at the end of a bounded input
@@ -372,13 +368,11 @@ class DedupVessel(KeyedCoProcessFunction):
         dead = outcome.dead_letter()
         if dead is not None:
             yield from self.tallies.dead(dead)
-        elif outcome.tally is not None:
-            yield from self.tallies.count(outcome.tally)
-            minute = outcome.minute_tally
-            if minute is not None and self.emit_tallies:
-                yield TALLY, minute  # for the per-minute chart of the run report; no metric
         else:
             self.tallies.metric(outcome.kind)
+            tally = outcome.tally
+            if tally is not None and self.emit_tallies:
+                yield TALLY, tally
         for window in outcome.late_windows:
             self.tallies.metric("late_records_" + window)
         if pane is not None:

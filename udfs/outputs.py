@@ -137,10 +137,19 @@ def read_tallies(directory: Path) -> Counter[str]:
     return counts
 
 
+def tally_totals(tallies: Counter[str]) -> Counter[str]:
+    """Tallies per summary figure: ``figure@minute`` tallies add up into the figure's total."""
+    totals: Counter[str] = Counter()
+    for name, n in tallies.items():
+        totals[name.partition("@")[0]] += n
+    return totals
+
+
 def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, object]:
     """summary.json: the tallies the operators emitted for what has no output of its own, the
     outputs counted, and the input lines read."""
-    summary: dict[str, object] = {name: tallies.get(name, 0) for name in SUMMARY_COUNTS}
+    totals = tally_totals(tallies)
+    summary: dict[str, object] = {name: totals.get(name, 0) for name in SUMMARY_COUNTS}
     summary["lines"] = lines
     summary["positions_kept"] = count_lines(output_dir / "positions")
     summary["static_kept"] = count_lines(output_dir / "static")
@@ -151,8 +160,8 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     summary["late_records"] = {"tumbling": late.get("tumbling", 0), "sliding": late.get("sliding", 0)}
     summary["duplicate_ratio"] = duplicate_ratio(
         int(summary["positions_kept"]),  # type: ignore[call-overload]
-        int(tallies.get("duplicates_exact", 0)),
-        int(tallies.get("duplicates_near", 0)),
+        int(totals.get("duplicates_exact", 0)),
+        int(totals.get("duplicates_near", 0)),
     )
     summary["accounted_lines"] = accounted_lines(summary)
     summary["per_minute"] = per_minute(tallies, output_dir)

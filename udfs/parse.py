@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -295,21 +294,6 @@ def parse_line(line: str, input_format: str) -> Parsed:
     if "\ufffd" in line or "\x00" in line:
         return DeadLetter(line[:MAX_LINE_CHARS], "not_text", detail="bytes that are not UTF-8 text")
     return parse_json(line) if input_format == "json" else parse_nmea(line)
-
-
-# The timestamp assigner and the parse operator see the same line one after the other in the
-# same task thread; the assigner parses it and the operator takes the result from here instead
-# of parsing twice. One slot per thread, checked by value: a miss only costs a second parse.
-_last = threading.local()
-
-
-def parse_line_cached(line: str, input_format: str) -> Parsed:
-    if getattr(_last, "line", None) is line or getattr(_last, "line", None) == line:
-        return _last.parsed  # type: ignore[no-any-return]
-    parsed = parse_line(line, input_format)
-    _last.line = line
-    _last.parsed = parsed
-    return parsed
 
 
 def event_time(parsed: Parsed, now_ms: int, max_clock_skew_ms: int) -> int:

@@ -42,6 +42,11 @@ class PlainResult:
     dead_letter: list[str] = field(default_factory=list)
     tallies: Counter[str] = field(default_factory=Counter)
 
+    @property
+    def totals(self) -> Counter[str]:
+        """The tallies per summary figure (per-minute tallies added up)."""
+        return outputs.tally_totals(self.tallies)
+
     def named(self) -> dict[str, list[str]]:
         return {name: getattr(self, name) for name in outputs.OUTPUTS}
 
@@ -99,8 +104,6 @@ class PlainPipeline:
             self._dead(dead)
         elif outcome.tally is not None:
             self.out.tallies[outcome.tally] += 1
-            if outcome.minute_tally is not None:
-                self.out.tallies[outcome.minute_tally] += 1
         if pane is not None:
             self._pane(pane)
 

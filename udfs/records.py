@@ -164,3 +164,9 @@ def from_row(cls: type[T], row: Any) -> T:
 def keyed(key_type: TypeInformation, record_type: TypeInformation) -> TypeInformation:
     """``Row(key, record)``: what an operator emits for the next one to be keyed in Java."""
     return Types.ROW([key_type, record_type])
+
+
+def parsed_type() -> TypeInformation:
+    """``Row(assigned, mmsi, report, group, fragment)``: a parsed line's event time and either a
+    report or a multipart fragment (the other pair null), on its way to the watermarks."""
+    return Types.ROW([Types.LONG(), Types.LONG(), report_type(), Types.STRING(), fragment_type()])

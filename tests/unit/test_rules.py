@@ -52,7 +52,7 @@ def test_satellite_copy_90_s_later_is_an_exact_duplicate():
     shore = position(A, 52.0, 4.0)
     filler = [tagged(position(B, 53.0 + i / 100, 5.0), T0 + i) for i in range(1, 90)]
     result = run([tagged(shore, T0, "shore"), *filler, tagged(shore, T0 + 90, "sat")])
-    assert result.tallies["duplicates_exact"] == 1
+    assert result.totals["duplicates_exact"] == 1
     kept = [p for p in records(result, "positions") if p["mmsi"] == A]
     assert [(p["receiver"], p["timestamp"]) for p in kept] == [("shore", "2023-11-14T22:13:00.000Z")]
 
@@ -60,15 +60,15 @@ def test_satellite_copy_90_s_later_is_an_exact_duplicate():
 def test_replayed_block_is_removed_exactly():
     block = [tagged(position(A, 52.0 + i / 100, 4.0), T0 + i * 10) for i in range(5)]
     result = run(block + block)
-    assert result.tallies["duplicates_exact"] == 5
+    assert result.totals["duplicates_exact"] == 5
     assert len(result.positions) == 5
 
 
 def test_exact_duplicate_ttl_boundary_120_s_is_a_duplicate_121_s_is_not():
     s = position(A, 52.0, 4.0)
-    assert run([tagged(s, T0), tagged(s, T0 + 120, "r2")]).tallies["duplicates_exact"] == 1
+    assert run([tagged(s, T0), tagged(s, T0 + 120, "r2")]).totals["duplicates_exact"] == 1
     later = run([tagged(s, T0), tagged(s, T0 + 121, "r2")])
-    assert later.tallies["duplicates_exact"] == 0 and len(later.positions) == 2
+    assert later.totals["duplicates_exact"] == 0 and len(later.positions) == 2
 
 
 def test_near_duplicate_at_1_9_s_dropped_at_2_1_s_kept():
@@ -76,9 +76,9 @@ def test_near_duplicate_at_1_9_s_dropped_at_2_1_s_kept():
     first = position(A, 52.0, 4.0, sog=10.0)
     same_place = position(A, 52.0, 4.0, sog=10.1)  # another payload, same position
     near = run([ms_tagged(first, t), ms_tagged(same_place, t + 1900)])
-    assert near.tallies["duplicates_near"] == 1 and len(near.positions) == 1
+    assert near.totals["duplicates_near"] == 1 and len(near.positions) == 1
     apart = run([ms_tagged(first, t), ms_tagged(same_place, t + 2100)])
-    assert apart.tallies["duplicates_near"] == 0 and len(apart.positions) == 2
+    assert apart.totals["duplicates_near"] == 0 and len(apart.positions) == 2
 
 
 def test_sog_102_3_means_not_available_and_avg_sog_is_null():
@@ -92,7 +92,7 @@ def test_sog_102_3_means_not_available_and_avg_sog_is_null():
 
 def test_latitude_91_is_no_position_and_stays_out_of_aggregates():
     result = run([tagged(position(A, 91.0, 4.0), T0 + 1), tagged(position(A, 52.0, 181.0), T0 + 2)])
-    assert result.tallies["no_position"] == 2
+    assert result.totals["no_position"] == 2
     assert result.positions == [] and result.aggregates == []
 
 
@@ -106,7 +106,7 @@ def test_amended_type_5_is_kept_and_an_identical_repeat_is_a_duplicate():
     result = run(lines)
     static = records(result, "static")
     assert [s["destination"] for s in static] == ["ROTTERDAM", "HAMBURG"]
-    assert result.tallies["static_duplicates"] == 2 and result.tallies["fragments_joined"] == 4
+    assert result.totals["static_duplicates"] == 2 and result.tallies["fragments_joined"] == 4
 
 
 def test_two_receivers_interleaved_multipart_groups_reassemble():
@@ -173,7 +173,7 @@ def test_late_for_the_tumbling_window_but_not_for_every_sliding_window():
     result = run(lines)
     late = records(result, "late")
     assert [(r["mmsi"], r["window"]) for r in late] == [(B, "tumbling")]
-    assert result.tallies["late"] == 0 and len(result.positions) == 3
+    assert result.totals["late"] == 0 and len(result.positions) == 3
     cell_b = late[0]["cell"]
     assert (cell_b, "2023-11-14T22:13:00.000Z") not in final_aggregates(result, "tumbling")
     sliding_b = [a for (cell, _), a in final_aggregates(result, "sliding").items() if cell == cell_b]
@@ -189,7 +189,7 @@ def test_late_for_every_window_goes_to_the_late_output_once_per_kind():
     ]
     result = run(lines)
     assert sorted((r["mmsi"], r["window"]) for r in records(result, "late")) == [(B, "sliding"), (B, "tumbling")]
-    assert result.tallies["late"] == 1
+    assert result.totals["late"] == 1
     assert [p["mmsi"] for p in records(result, "positions")] == [A, A]
 
 

@@ -1,5 +1,6 @@
 package ais.flink;
 
+import org.apache.flink.api.common.operators.ProcessingTimeService.ProcessingTimeCallback;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -9,35 +10,41 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.api.common.operators.ProcessingTimeService.ProcessingTimeCallback;
 import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.OutputTag;
 
 /**
- * Bounded out-of-orderness watermarks from the records' timestamps, emitted on the record that
- * moves them, with an idle timeout, and kept in checkpoints.
+ * Event-time watermarks for the parsed records, and the watermark each record was read under.
  *
- * <p>Per record: the same input in the same order always yields the same watermarks, so late
- * decisions and window revisions are reproducible (Flink's built-in generator emits every 200 ms
- * of wall clock). Timestamps of Long.MIN_VALUE ("no event time") never move the watermark.
+ * <p>Input: {@code Row(assigned, mmsi, report, group, fragment)} from the Python parse operator,
+ * which decided each line's event time ({@code assigned}; Long.MIN_VALUE never moves the
+ * watermark) and sends either a report or a multipart fragment. Every record is stamped, in its
+ * {@code watermark} field, with the watermark in force before it (the bounded out-of-orderness
+ * watermark of the records before it), then leaves as {@code Row(mmsi, report)} on the main
+ * output or {@code Row(group, fragment)} on the fragments side output; then the watermark moves
+ * if its time is the newest. So the same input in the same order always gives the same late
+ * decisions and the same watermarks, at any speed.
  *
- * <p>Checkpointed: a watermark generator of a {@code WatermarkStrategy} starts again from nothing
- * after a restore, so a job restored from a checkpoint or a savepoint judged its first reports
- * against a watermark far behind the one it had, and its window operator (whose timers had
- * already fired) no longer knew which windows had fired: late reports stopped re-firing them
- * (the fault-injection tests caught it). This operator keeps its newest timestamp in union list
- * state, and after a restore every subtask emits the restored watermark (the highest of all
- * subtasks) before anything else, including a subtask that has nothing to read.
+ * <p>Checkpointed: the newest event time is kept in union list state, and after a restore every
+ * subtask emits the restored watermark (the highest of all subtasks) before anything else,
+ * including a subtask that has nothing to read; a generator of a {@code WatermarkStrategy} would
+ * start again from nothing, and late reports would be judged against a watermark far behind the
+ * one the job had (the fault-injection tests caught that).
  *
  * <p>Idle: a subtask without records for {@code idleTimeout} ms marks itself idle, so it does not
  * hold back the watermark downstream; its next record makes it active again. The final watermark
  * of a bounded input is passed on.
  */
-public final class CheckpointedWatermarks<T> extends AbstractStreamOperator<T>
-        implements OneInputStreamOperator<T, T>, ProcessingTimeCallback {
+public final class StampedWatermarks extends AbstractStreamOperator<Row>
+        implements OneInputStreamOperator<Row, Row>, ProcessingTimeCallback {
     private static final long serialVersionUID = 1L;
 
     private final long outOfOrderness;
     private final long idleTimeout;
+    private final int reportWatermarkField;
+    private final int fragmentWatermarkField;
+    private final OutputTag<Row> fragments;
 
     private transient ListState<Long> maxTimestampState;
     private transient long maxTimestamp;
@@ -45,9 +52,17 @@ public final class CheckpointedWatermarks<T> extends AbstractStreamOperator<T>
     private transient long lastRecordAt;
     private transient boolean idle;
 
-    public CheckpointedWatermarks(long outOfOrdernessMillis, long idleTimeoutMillis) {
+    public StampedWatermarks(
+            long outOfOrdernessMillis,
+            long idleTimeoutMillis,
+            int reportWatermarkField,
+            int fragmentWatermarkField,
+            OutputTag<Row> fragments) {
         this.outOfOrderness = outOfOrdernessMillis;
         this.idleTimeout = idleTimeoutMillis;
+        this.reportWatermarkField = reportWatermarkField;
+        this.fragmentWatermarkField = fragmentWatermarkField;
+        this.fragments = fragments;
     }
 
     @Override
@@ -73,15 +88,25 @@ public final class CheckpointedWatermarks<T> extends AbstractStreamOperator<T>
     }
 
     @Override
-    public void processElement(StreamRecord<T> element) throws Exception {
+    public void processElement(StreamRecord<Row> element) throws Exception {
         lastRecordAt = getProcessingTimeService().getCurrentProcessingTime();
         if (idle) {
             idle = false;
             output.emitWatermarkStatus(WatermarkStatus.ACTIVE);
         }
         emitRestored();
-        output.collect(element);
-        long ts = element.hasTimestamp() ? element.getTimestamp() : Long.MIN_VALUE;
+        Row row = element.getValue();
+        Long assigned = (Long) row.getField(0);
+        Row report = (Row) row.getField(2);
+        if (report != null) {
+            report.setField(reportWatermarkField, emitted);
+            output.collect(element.replace(Row.of(row.getField(1), report)));
+        } else {
+            Row fragment = (Row) row.getField(4);
+            fragment.setField(fragmentWatermarkField, emitted);
+            output.collect(fragments, new StreamRecord<>(Row.of(row.getField(3), fragment)));
+        }
+        long ts = assigned == null ? Long.MIN_VALUE : assigned;
         if (ts != Long.MIN_VALUE && ts > maxTimestamp) {
             maxTimestamp = ts;
         }
@@ -121,7 +146,7 @@ public final class CheckpointedWatermarks<T> extends AbstractStreamOperator<T>
     }
 
     @Override
-    public void processWatermark(org.apache.flink.streaming.api.watermark.Watermark mark) throws Exception {
+    public void processWatermark(Watermark mark) throws Exception {
         // Upstream emits no watermarks but the final one of a bounded input: pass that on.
         if (mark.getTimestamp() == Long.MAX_VALUE && emitted != Long.MAX_VALUE) {
             emitted = Long.MAX_VALUE;

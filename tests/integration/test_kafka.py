@@ -107,9 +107,9 @@ def test_running_job_shows_names_checkpoints_and_counts_in_the_web_ui_and_to_pro
     vertex_names = " | ".join(v["name"] for v in overview["vertices"])
     for operator in (
         "read Kafka sample-live",
-        "event time",
-        "watermarks (per event, checkpointed)",
+        "batch lines",
         "parse lines",
+        "watermarks (per event, checkpointed)",
         "reassemble multipart",
         "dedup by MMSI",
         "cell windows (keyed by cell shard)",

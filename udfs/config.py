@@ -212,6 +212,11 @@ class PipelineConfig:
             self._validate_kafka(bad)
         elif not self.input_path.exists():
             raise ConfigError(f"--input: no such file or directory: {self.input_path}")
+        elif not (self.input_path.is_file() or self.input_path.is_dir()):
+            # Flink's file source on a pipe (`--input <(...)`) sat for minutes before it read it.
+            raise ConfigError(
+                f"--input: not a regular file or directory: {self.input_path} (write the lines to a file first)"
+            )
 
     def _validate_kafka(self, bad: Callable[[str, str], ConfigError]) -> None:
         if not self.bootstrap_servers.strip():

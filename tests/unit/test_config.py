@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,14 @@ def test_bad_flags_get_one_line_naming_the_flag(argv, message, capsys):
 def test_bad_environment_variable_is_named():
     with pytest.raises(ConfigError, match=r"^GEOHASH_PRECISION: expected int, got 'six'$"):
         parse_config([], environ={"GEOHASH_PRECISION": "six"})
+
+
+def test_input_that_is_a_pipe_gets_a_one_line_error(tmp_path: Path, capsys):
+    fifo = tmp_path / "lines"
+    os.mkfifo(fifo)
+    assert main(["--input", str(fifo)]) == 2
+    message = f"--input: not a regular file or directory: {fifo} (write the lines to a file first)"
+    assert capsys.readouterr().err.strip().splitlines() == [f"ais-pipeline: error: {message}"]
 
 
 def test_input_may_be_a_directory(tmp_path: Path):

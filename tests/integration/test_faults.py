@@ -76,15 +76,15 @@ DECIDED = {"positions_kept", "static_kept", "duplicates_exact", "duplicates_near
 
 
 def wait_until_midstream(cluster: str, job: str) -> None:
-    """Until a checkpoint has completed and the dedup operator has decided a tenth of the
-    feed's reports, well before its end. (Lines read say less: parsed records wait in network
+    """Until a checkpoint has completed and the dedup operator has decided reports, well before
+    the end of the feed (as early as the metrics, refreshed every second, can tell). (Lines read say less: parsed records wait in network
     buffers in front of the dedup operator, up to the whole feed at parallelism 2.)"""
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if rest(cluster, f"/jobs/{job}")["state"] == "RUNNING":
             done = rest(cluster, f"/jobs/{job}/checkpoints")["counts"]["completed"]
             decided = sum(operator_metrics(cluster, job, DECIDED).values())
-            if done >= 1 and decided >= LINES / 10:
+            if done >= 1 and decided > 0:
                 assert decided < LINES * 0.9, "the job decided most of the feed before the failure"
                 return
         time.sleep(0.2)

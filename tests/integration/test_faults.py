@@ -77,8 +77,8 @@ DECIDED = {"positions_kept", "static_kept", "duplicates_exact", "duplicates_near
 
 def wait_until_midstream(cluster: str, job: str) -> None:
     """Until a checkpoint has completed and the dedup operator has decided reports, well before
-    the end of the feed (as early as the metrics, refreshed every second, can tell). (Lines read say less: parsed records wait in network
-    buffers in front of the dedup operator, up to the whole feed at parallelism 2.)"""
+    the end of the feed: as early as the metrics (refreshed every second) tell. Lines read say
+    less: parsed records wait in network buffers in front of the dedup operator."""
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if rest(cluster, f"/jobs/{job}")["state"] == "RUNNING":

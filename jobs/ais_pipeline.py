@@ -153,8 +153,8 @@ def build_java_if_stale(jar: Path, sources: Path, *args: str, force: bool = Fals
 
 
 def helpers_jar() -> Path:
-    """The job's Java helper jar (checkpointed watermarks, line splitting, the duplicate-ratio
-    gauge), built from java/src when missing or older than its sources."""
+    """The job's Java helper jar (line batches, stamped watermarks, line splitting, the
+    duplicate-ratio gauge), built from java/src when missing or older than its sources."""
     build_java_if_stale(HELPERS_JAR, _ROOT / "java" / "src")
     return HELPERS_JAR
 

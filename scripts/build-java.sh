@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles the job's Java helpers against the PyFlink package's own jars:
-#   scripts/build-java.sh          build/ais-flink-helpers.jar (per-event watermarks, line splitting)
+#   scripts/build-java.sh          build/ais-flink-helpers.jar (line batches, stamped watermarks, line splitting)
 #   scripts/build-java.sh kafka    build/ais-kafka-helpers.jar (Kafka record (de)serializers), also
 #                                  against the Kafka connector jar (fetched by scripts/fetch-jars.sh)
 set -euo pipefail

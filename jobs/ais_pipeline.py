@@ -189,6 +189,7 @@ def stamped_watermarks(parsed, config: PipelineConfig):  # type: ignore[no-untyp
     from pyflink.datastream import DataStream
     from pyflink.java_gateway import get_gateway
 
+    from udfs.flink_functions import window_spec
     from udfs.records import Fragment, Report, fragment_type, keyed, report_type
 
     jvm = get_gateway().jvm
@@ -198,6 +199,7 @@ def stamped_watermarks(parsed, config: PipelineConfig):  # type: ignore[no-untyp
     j_operator = jvm.ais.flink.StampedWatermarks(
         config.out_of_orderness_s * 1000,
         config.idle_timeout_s * 1000,
+        window_spec(config).watermark_step_ms,
         [f.name for f in fields(Report)].index("watermark"),
         [f.name for f in fields(Fragment)].index("watermark"),
         tag,
@@ -205,6 +207,29 @@ def stamped_watermarks(parsed, config: PipelineConfig):  # type: ignore[no-untyp
     j_stream = parsed._j_data_stream.transform("watermarks (per event, checkpointed)", report_row, j_operator)
     reports = DataStream(j_stream.uid("watermarks"))
     return reports, DataStream(j_stream.getSideOutput(tag))
+
+
+RECORDS_PER_BATCH = 1024
+
+
+def keyed_batches(stream, shards: int, record_type, name: str):  # type: ignore[no-untyped-def]
+    """``Row(key, record)`` records as ``Row(shard, columns)`` batches per shard of the key, in
+    Java (``ais.flink.KeyedBatches``): the keyed Python operator downstream is called once per
+    batch. A batch leaves before every watermark, so that operator's timers fire exactly when
+    they would without batching; before every checkpoint barrier a marker per shard tells it to
+    write what it holds to keyed state."""
+    from pyflink.common import Types
+    from pyflink.datastream import DataStream
+    from pyflink.java_gateway import get_gateway
+
+    from udfs.records import columns, keyed
+
+    stream.get_execution_environment().add_jars(helpers_jar().as_uri())
+    j_operator = get_gateway().jvm.ais.flink.KeyedBatches(
+        shards, RECORDS_PER_BATCH, BATCH_DELAY_MS, True, record_type.get_java_type_info()
+    )
+    j_type = keyed(Types.INT(), columns(record_type)).get_java_type_info()
+    return DataStream(stream._j_data_stream.transform(name, j_type, j_operator))
 
 
 def side_output(stream, tag):  # type: ignore[no-untyped-def]
@@ -253,7 +278,9 @@ def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True
     from pyflink.common import Types
 
     from udfs import flink_functions as f
-    from udfs.records import fragment_type, keyed, parsed_type, report_type, vessel_pane_type
+    from udfs.dedup import VESSEL_SHARDS
+    from udfs.records import columns, fragment_type, keyed, parsed_type, report_type, vessel_pane_type
+    from udfs.windows import CELL_SHARDS
 
     parsed = (
         line_batches(lines)
@@ -262,36 +289,46 @@ def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True
         .uid("parse")
     )
     reports, fragment_rows = stamped_watermarks(parsed, config)
+    report_batches = keyed_batches(reports, VESSEL_SHARDS, report_type(), "batch reports by vessel shard")
     fragments = keyed_by_first_field(fragment_rows, Types.STRING(), fragment_type())
     assembled = (
         fragments.process(
             f.AssembleMultipart(config.multipart_timeout_ms, emit_tallies),
-            output_type=keyed(Types.LONG(), report_type()),
+            output_type=keyed(Types.INT(), columns(report_type())),
         )
         .name("reassemble multipart")
         .uid("multipart")
     )
     vessels = (
-        keyed_by_first_field(reports, Types.LONG(), report_type())
-        .connect(keyed_by_first_field(assembled, Types.LONG(), report_type()))
+        keyed_by_first_field(report_batches, Types.INT(), columns(report_type()))
+        .connect(keyed_by_first_field(assembled, Types.INT(), columns(report_type())))
         .process(f.DedupVessel(config, emit_tallies), output_type=keyed(Types.INT(), vessel_pane_type()))
         .name("dedup by MMSI")
-        .uid("dedup")
+        .uid("dedup-shards")
     )
+    pane_batches = keyed_batches(vessels, CELL_SHARDS, vessel_pane_type(), "batch panes by cell shard")
     fired = (
-        keyed_by_first_field(vessels, Types.INT(), vessel_pane_type())
+        keyed_by_first_field(pane_batches, Types.INT(), columns(vessel_pane_type()))
         .process(f.CellAggregates(config), output_type=Types.STRING())
         .name("cell windows (keyed by cell shard)")
-        .uid("windows")
+        .uid("windows-batched")
     )
-    aggregates = one_record_per_line(fired).name("one aggregate per record")
-    dead = side_output(parsed, f.DEAD).union(side_output(assembled, f.DEAD), side_output(vessels, f.DEAD))
-    tally = side_output(parsed, f.TALLY).union(side_output(assembled, f.TALLY), side_output(vessels, f.TALLY))
+
+    def lines_of(stream, what: str):  # type: ignore[no-untyped-def]
+        return one_record_per_line(stream).name(f"one {what} per record")
+
+    aggregates = lines_of(fired, "aggregate")
+    dead = side_output(parsed, f.DEAD).union(
+        side_output(assembled, f.DEAD), lines_of(side_output(vessels, f.DEAD), "dead letter")
+    )
+    tally = side_output(parsed, f.TALLY).union(
+        side_output(assembled, f.TALLY), lines_of(side_output(vessels, f.TALLY), "tally")
+    )
     return Streams(
-        positions=side_output(vessels, f.POSITIONS),
-        static=side_output(vessels, f.STATIC),
+        positions=lines_of(side_output(vessels, f.POSITIONS), "position"),
+        static=lines_of(side_output(vessels, f.STATIC), "static report"),
         aggregates=aggregates,
-        late=side_output(vessels, f.LATE_OUT),
+        late=lines_of(side_output(vessels, f.LATE_OUT), "late report"),
         dead_letter=dead,
         tally=tally,
     )

@@ -99,6 +99,16 @@ class VesselStore(Protocol):
     def register_timer(self, ts: int) -> None: ...
 
 
+# Vessels (MMSIs) are spread over a fixed number of shards, the key of the dedup operator:
+# reports reach it in batches per shard (``ais.flink.KeyedBatches``, which computes the same
+# ``mmsi mod VESSEL_SHARDS``). Fixed, so that savepoints restore at any parallelism up to it.
+VESSEL_SHARDS = 16
+
+
+def vessel_shard(mmsi: int) -> int:
+    return mmsi % VESSEL_SHARDS
+
+
 def geohash_cell(lat: float, lon: float, precision: int) -> str:
     return pygeohash.encode(lat, lon, precision)
 
@@ -137,7 +147,7 @@ class VesselLogic:
         if ts > meta.max_ts:
             meta = replace(meta, max_ts=ts)
         if meta.cleanup_at == TIME_UNKNOWN:
-            meta = replace(meta, cleanup_at=meta.max_ts + self.retention_ms)
+            meta = replace(meta, cleanup_at=self.spec.timer_at_or_after(meta.max_ts + self.retention_ms))
             store.register_timer(meta.cleanup_at)
         if meta.max_ts - meta.pruned_at >= self.dedup_ttl_ms:
             self._prune(store, meta.max_ts)
@@ -210,7 +220,7 @@ class VesselLogic:
             if meta.max_ts + self.retention_ms <= ts:
                 store.clear()
             else:
-                cleanup_at = max(meta.max_ts + self.retention_ms, ts + 1)
+                cleanup_at = self.spec.timer_at_or_after(max(meta.max_ts + self.retention_ms, ts + 1))
                 store.register_timer(cleanup_at)
                 store.set_meta(replace(meta, cleanup_at=cleanup_at))
 

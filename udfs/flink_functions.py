@@ -24,13 +24,10 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
 from udfs import outputs
 from udfs.config import PipelineConfig
-from udfs.dedup import (
-    VesselLogic,
-    VesselMeta,
-)
+from udfs.dedup import VesselLogic, VesselMeta, vessel_shard
 from udfs.multipart import MultipartAssembler, PendingGroup
 from udfs.parse import DeadLetter, Skipped, event_time, parse_line, route_line
-from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_row, to_row
+from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_columns, from_row, to_columns, to_row
 from udfs.windows import CellWindows, PaneAcc, WindowSpec, cell_shard
 
 
@@ -216,7 +213,7 @@ class AssembleMultipart(KeyedProcessFunction):
             return
         yield from self.tallies.count("fragments_joined", step.joined)
         if isinstance(message, Report):
-            yield Row(message.mmsi, to_row(message))
+            yield Row(vessel_shard(message.mmsi), to_columns([message]))
         elif isinstance(message, Skipped):
             yield from self.tallies.count(message.kind)
         else:
@@ -229,12 +226,22 @@ class AssembleMultipart(KeyedProcessFunction):
             yield from self.tallies.dead(dead)
 
 
-_META_TYPE = [Types.LONG()] * 6
-_META_NAMES = ["last_lat5", "last_lon5", "last_ts", "max_ts", "pruned_at", "cleanup_at"]
+_VESSEL_NAMES = ["last_lat5", "last_lon5", "last_ts", "max_ts", "pruned_at", "cleanup_at", "ids", "static"]
+
+
+def _vessel_row_type() -> Any:
+    """One vessel's state in the dedup operator's map state: its :class:`udfs.dedup.VesselMeta`,
+    the identities it has seen (identity -> first event time) and its last kept static reports
+    (kind -> content and event time)."""
+    static = Types.ROW_NAMED(["content", "ts"], [Types.STRING(), Types.LONG()])
+    return Types.ROW_NAMED(
+        _VESSEL_NAMES,
+        [*[Types.LONG()] * 6, Types.MAP(Types.STRING(), Types.LONG()), Types.MAP(Types.STRING(), static)],
+    )
 
 
 class _VesselEntry:
-    """One vessel's state as Python objects: the read side of the write-through cache."""
+    """One vessel's state as Python objects."""
 
     __slots__ = ("ids", "meta", "static")
 
@@ -243,59 +250,148 @@ class _VesselEntry:
         self.meta: VesselMeta | None = None
         self.static: dict[str, tuple[str, int]] = {}
 
+    def to_row(self) -> Row:
+        assert self.meta is not None
+        static = {k: Row(content, ts) for k, (content, ts) in self.static.items()}
+        return Row(*to_row(self.meta), dict(self.ids), static)
 
-class _VesselState:
-    """:class:`udfs.dedup.VesselStore` on Flink keyed state (one vessel = one MMSI key).
+    @classmethod
+    def from_row(cls, row: Any) -> _VesselEntry:
+        entry = cls()
+        entry.meta = VesselMeta(*row[:6])
+        entry.ids = dict(row[6] or {})
+        entry.static = {k: (v[0], v[1]) for k, v in (row[7] or {}).items()}
+        return entry
 
-    Keyed state is the truth (checkpointed, restored, rescaled); every write goes to it at once.
-    Reads come from a Python copy of each key's state, loaded from keyed state on first use: only
-    this operator instance writes its keys, and a restore starts a new instance with an empty
-    copy, so the copy never disagrees with the state. It spares a Java call per read.
+
+class _Shard:
+    """What one operator instance holds of one shard in Python: its vessels or cells, the keys
+    changed since they were last written to keyed state, and its timers."""
+
+    __slots__ = ("dirty", "items", "registered", "timers_due")
+
+    def __init__(self) -> None:
+        self.items: dict[Any, Any] = {}
+        self.dirty: set[Any] = set()
+        self.registered: set[int] = set()  # event-time timers registered in Flink
+        self.timers_due: dict[int, set[Any]] = {}  # timer -> the items it is for
+
+
+class _WriteBehind:
+    """Flink keyed state (keyed by shard) with a write-behind copy in Python.
+
+    Keyed state is the truth for checkpoints, restores and rescaling; the Python copy is loaded
+    from it the first time a shard is used, takes every read and write, and writes the keys that
+    changed back to keyed state when a marker for the shard arrives (``ais.flink.KeyedBatches``
+    sends one for every shard before every checkpoint barrier; with aligned checkpoints the
+    marker comes after everything before the barrier on each channel). Only this instance writes
+    its shards, and a restore starts a new instance with an empty copy, so the copy never
+    disagrees with the state it was loaded from.
     """
 
-    def __init__(self, ctx: RuntimeContext) -> None:
-        self._ids = ctx.get_map_state(MapStateDescriptor("identities", Types.STRING(), Types.LONG()))
-        self._meta = ctx.get_state(ValueStateDescriptor("vessel", Types.ROW_NAMED(_META_NAMES, _META_TYPE)))
-        self._static = ctx.get_map_state(
-            MapStateDescriptor(
-                "static", Types.STRING(), Types.ROW_NAMED(["content", "ts"], [Types.STRING(), Types.LONG()])
-            )
-        )
-        self._cache: dict[int, _VesselEntry] = {}
-        self._entry = _VesselEntry()
-        self._key = 0
-        self._timers: Any = None
+    def __init__(self) -> None:
+        self.shards: dict[int, _Shard] = {}
+        self.shard = _Shard()
+        self.key = 0
+        self.timer_service: Any = None
 
-    def bind(self, key: int, timers: Any) -> None:
-        """Point the store at the current key (the operator has already set it in Flink)."""
-        self._timers = timers
-        self._key = key
-        entry = self._cache.get(key)
+    def bind(self, shard: int, timer_service: Any) -> _Shard:
+        """Point at the current key's shard (the operator has already set the key in Flink)."""
+        self.timer_service = timer_service
+        self.key = shard
+        held = self.shards.get(shard)
+        if held is None:
+            held = self.shards[shard] = _Shard()
+            self.load(held)
+        self.shard = held
+        return held
+
+    def load(self, shard: _Shard) -> None:
+        raise NotImplementedError
+
+    def write(self, shard: _Shard) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Write the current shard's changed keys to keyed state."""
+        if self.shard.dirty:
+            self.write(self.shard)
+            self.shard.dirty.clear()
+
+    def timer(self, ts: int, item: Any) -> None:
+        """An event-time timer of the current shard at ``ts`` for ``item``; Flink gets one per
+        shard and time."""
+        shard = self.shard
+        shard.timers_due.setdefault(ts, set()).add(item)
+        if ts not in shard.registered:
+            shard.registered.add(ts)
+            self.timer_service.register_event_time_timer(ts)
+
+    def due(self, ts: int) -> set[Any]:
+        """The items a timer of the current shard fired for."""
+        self.shard.registered.discard(ts)
+        return self.shard.timers_due.pop(ts, set())
+
+
+class _ShardVessels(_WriteBehind):
+    """The vessels of the dedup operator's shards: map state MMSI -> vessel, written behind."""
+
+    def __init__(self, ctx: RuntimeContext) -> None:
+        super().__init__()
+        self._state = ctx.get_map_state(MapStateDescriptor("vessels", Types.LONG(), _vessel_row_type()))
+
+    def load(self, shard: _Shard) -> None:
+        for mmsi, row in self._state.items():
+            entry = _VesselEntry.from_row(row)
+            shard.items[mmsi] = entry
+            assert entry.meta is not None
+            if entry.meta.cleanup_at != TIME_UNKNOWN:
+                shard.timers_due.setdefault(entry.meta.cleanup_at, set()).add(mmsi)
+
+    def write(self, shard: _Shard) -> None:
+        for mmsi in shard.dirty:
+            entry = shard.items.get(mmsi)
+            if entry is None:
+                self._state.remove(mmsi)
+            else:
+                self._state.put(mmsi, entry.to_row())
+
+    def vessel(self, mmsi: int) -> _VesselView:
+        entry = self.shard.items.get(mmsi)
         if entry is None:
-            entry = _VesselEntry()
-            entry.ids = dict(self._ids.items())
-            row = self._meta.value()
-            entry.meta = None if row is None else VesselMeta(*row)
-            entry.static = {k: (v[0], v[1]) for k, v in self._static.items()}
-            self._cache[key] = entry
-        self._entry = entry
+            entry = self.shard.items[mmsi] = _VesselEntry()
+        return _VesselView(self, mmsi, entry)
 
     def keys_held(self) -> int:
-        return len(self._cache)
+        return sum(len(s.items) for s in self.shards.values())
+
+
+class _VesselView:
+    """:class:`udfs.dedup.VesselStore` of one vessel of a shard."""
+
+    __slots__ = ("_entry", "_mmsi", "_store")
+
+    def __init__(self, store: _ShardVessels, mmsi: int, entry: _VesselEntry) -> None:
+        self._store = store
+        self._mmsi = mmsi
+        self._entry = entry
+
+    def _changed(self) -> None:
+        self._store.shard.dirty.add(self._mmsi)
 
     def first_seen(self, identity: str) -> int | None:
         return self._entry.ids.get(identity)
 
     def remember(self, identity: str, ts: int) -> None:
         self._entry.ids[identity] = ts
-        self._ids.put(identity, ts)
+        self._changed()
 
     def identities(self) -> list[tuple[str, int]]:
         return list(self._entry.ids.items())
 
     def forget(self, identity: str) -> None:
         del self._entry.ids[identity]
-        self._ids.remove(identity)
+        self._changed()
 
     def meta(self) -> VesselMeta | None:
         return self._entry.meta
@@ -303,30 +399,56 @@ class _VesselState:
     def set_meta(self, meta: VesselMeta) -> None:
         if meta != self._entry.meta:
             self._entry.meta = meta
-            self._meta.update(to_row(meta))
+            self._changed()
 
     def static(self, kind: str) -> tuple[str, int] | None:
         return self._entry.static.get(kind)
 
     def set_static(self, kind: str, content: str, ts: int) -> None:
         self._entry.static[kind] = (content, ts)
-        self._static.put(kind, Row(content, ts))
+        self._changed()
 
     def clear(self) -> None:
-        self._cache.pop(self._key, None)
+        self._store.shard.items.pop(self._mmsi, None)
         self._entry = _VesselEntry()
-        self._ids.clear()
-        self._meta.clear()
-        self._static.clear()
+        self._changed()
 
     def register_timer(self, ts: int) -> None:
-        self._timers.register_event_time_timer(ts)
+        self._store.timer(ts, self._mmsi)
+
+
+class _Batch:
+    """The records one call of a batched operator emits: one record per output, lines joined
+    (split again in Java, ``ais.flink.SplitLines``), and metric counts added up."""
+
+    __slots__ = ("counts", "lines")
+
+    def __init__(self) -> None:
+        self.lines: dict[OutputTag, list[str]] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(self, tag: OutputTag, line: str) -> None:
+        lines = self.lines.get(tag)
+        if lines is None:
+            lines = self.lines[tag] = []
+        lines.append(line)
+
+    def count(self, name: str) -> None:
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+    def emit(self, tallies: _Tallies) -> Iterator[tuple[OutputTag, str]]:
+        for name, n in self.counts.items():
+            tallies.metric(name, n)
+        for tag, lines in self.lines.items():
+            yield tag, "\n".join(lines)
 
 
 class DedupVessel(KeyedCoProcessFunction):
-    """Keyed by MMSI; input 1 is single-sentence reports, input 2 reassembled ones. Emits the
-    vessel's pane contributions (main output, keyed by cell next), and positions, static
-    reports, late reports, dead letters and tallies on side outputs."""
+    """Keyed by vessel shard (``udfs.dedup.vessel_shard``); input 1 is batches of single-sentence
+    reports (``ais.flink.KeyedBatches``, with its state markers), input 2 reassembled ones. Emits
+    the vessels' pane contributions (main output, ``Row(cell shard, pane)``, batched in Java
+    before the window operator), and positions, static reports, late reports, dead letters and
+    tallies on side outputs, one record of JSON Lines per output and batch."""
 
     def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
         self.logic = VesselLogic(
@@ -340,7 +462,7 @@ class DedupVessel(KeyedCoProcessFunction):
         self.emit_tallies = emit_tallies
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.store = _VesselState(runtime_context)
+        self.store = _ShardVessels(runtime_context)
         self.tallies = _Tallies(
             runtime_context,
             self.emit_tallies,
@@ -357,36 +479,49 @@ class DedupVessel(KeyedCoProcessFunction):
         runtime_context.get_metrics_group().gauge("dedup_keys_held", self.store.keys_held)
         self.tallies.java_ratio_gauge("duplicate_ratio", "positions_kept", "duplicates_exact", "duplicates_near")
 
-    def _process(self, value: Any, ctx: Any) -> Iterator[Any]:
-        report = from_row(Report, value)
-        self.store.bind(report.mmsi, ctx.timer_service())
-        # The watermark the report was parsed under is never behind this operator's own (which is
-        # the minimum over all the channels the report's one is among), and it is reproducible.
-        outcome, pane = self.logic.process(self.store, report, report.watermark)
-        for name, text in outputs.outcome_records(outcome):
-            yield _OUTCOME_TAGS[name], text
-        dead = outcome.dead_letter()
-        if dead is not None:
-            yield from self.tallies.dead(dead)
-        else:
-            self.tallies.metric(outcome.kind)
-            tally = outcome.tally
-            if tally is not None and self.emit_tallies:
-                yield TALLY, tally
-        for window in outcome.late_windows:
-            self.tallies.metric("late_records_" + window)
-        if pane is not None:
-            yield Row(cell_shard(pane.cell), to_row(pane))
+    def _process(self, batch: Any, ctx: Any) -> Iterator[Any]:
+        self.store.bind(ctx.get_current_key(), ctx.timer_service())
+        reports = from_columns(Report, batch)
+        if not reports:  # a marker (an empty batch): a checkpoint barrier follows
+            self.store.flush()
+            return
+        out = _Batch()
+        logic, store, emit_tallies = self.logic, self.store, self.emit_tallies
+        for report in reports:
+            # The watermark the report was parsed under is never behind this operator's own
+            # (the minimum over all the channels the report's one is among), and reproducible.
+            outcome, pane = logic.process(store.vessel(report.mmsi), report, report.watermark)
+            for name, text in outputs.outcome_records(outcome):
+                out.add(_OUTCOME_TAGS[name], text)
+            dead = outcome.dead_letter()
+            if dead is not None:
+                out.count("dead_letter_" + dead.reason)
+                out.add(DEAD, outputs.dead_letter_json(dead))
+            else:
+                out.count(outcome.kind)
+                tally = outcome.tally
+                if tally is not None and emit_tallies:
+                    out.add(TALLY, tally)
+            for window in outcome.late_windows:
+                out.count("late_records_" + window)
+            if pane is not None:
+                yield Row(cell_shard(pane.cell), to_row(pane))
+        yield from out.emit(self.tallies)
 
     def process_element1(self, value: Any, ctx: Any) -> Iterator[Any]:
         yield from self._process(value, ctx)
 
     def process_element2(self, value: Any, ctx: Any) -> Iterator[Any]:
+        # Reassembled reports come one at a time, without markers: written at once.
         yield from self._process(value, ctx)
+        self.store.flush()
 
-    def on_timer(self, timestamp: int, ctx: Any) -> None:
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
-        self.logic.on_timer(self.store, timestamp)
+        for mmsi in sorted(self.store.due(timestamp)):
+            if mmsi in self.store.shard.items:
+                self.logic.on_timer(self.store.vessel(mmsi), timestamp)
+        yield from ()
 
 
 def _pane_row_type() -> Any:
@@ -428,69 +563,101 @@ def _pane_from_row(v: Any) -> PaneAcc:
     return PaneAcc(v[0], v[1], v[2], list(v[3]), v[4], v[5], v[6], list(v[7]), list(v[8]))
 
 
-class _ShardState:
-    """The keyed state of one shard of cells, and a :class:`udfs.windows.CellStore` view of each
-    of its cells (``cell(name)``), with the same write-through Python copy as the vessel state.
-    Map keys are ``cell|pane start`` and ``cell|window kind|window start``."""
+def _pane_to_row(acc: PaneAcc) -> Row:
+    return Row(
+        acc.t_reports,
+        acc.t_sog_milli_sum,
+        acc.t_sog_count,
+        acc.t_vessels,
+        acc.s_reports,
+        acc.s_sog_milli_sum,
+        acc.s_sog_count,
+        acc.s_vessels,
+        acc.s_late,
+    )
+
+
+_FIRED = "fired-through"  # the dirty-set entry of a shard's fired-through time
+
+
+class _ShardCells(_WriteBehind):
+    """The cells of the window operator's shards, written behind (see :class:`_WriteBehind`):
+    map state of panes (``cell|pane start``) and revisions (``cell|window kind|window start``),
+    and the shard's fired-through time. ``cell(name)`` is a :class:`udfs.windows.CellStore`."""
 
     def __init__(self, ctx: RuntimeContext) -> None:
+        super().__init__()
         self._panes = ctx.get_map_state(MapStateDescriptor("panes", Types.STRING(), _pane_row_type()))
         self._revisions = ctx.get_map_state(MapStateDescriptor("revisions", Types.STRING(), Types.INT()))
         self._fired = ctx.get_state(ValueStateDescriptor("fired-through", Types.LONG()))
-        self._cache: dict[int, dict[str, _CellEntry]] = {}
-        self._fired_cache: dict[int, int] = {}
-        self._shard = 0
-        self.cells: dict[str, _CellEntry] = {}
-        self.timers: Any = None
+        self._fired_through: dict[int, int] = {}
+
+    def load(self, shard: _Shard) -> None:
+        cells = shard.items
+        for key, v in self._panes.items():
+            cell, _, start = key.rpartition("|")
+            cells.setdefault(cell, _CellEntry()).panes[int(start)] = _pane_from_row(v)
+        for key, rev in self._revisions.items():
+            cell, window, start = key.split("|")
+            cells.setdefault(cell, _CellEntry()).revisions[(window, int(start))] = rev
+        stored = self._fired.value()
+        self._fired_through[self.key] = TIME_UNKNOWN if stored is None else stored
+
+    def write(self, shard: _Shard) -> None:
+        for change in shard.dirty:
+            if change == _FIRED:
+                self._fired.update(self._fired_through[self.key])
+                continue
+            cell, window, start = change
+            entry = shard.items.get(cell)
+            if window is None:
+                acc = None if entry is None else entry.panes.get(start)
+                key = f"{cell}|{start}"
+                if acc is None:
+                    self._panes.remove(key)
+                else:
+                    self._panes.put(key, _pane_to_row(acc))
+            else:
+                rev = None if entry is None else entry.revisions.get((window, start))
+                key = f"{cell}|{window}|{start}"
+                if rev is None:
+                    self._revisions.remove(key)
+                else:
+                    self._revisions.put(key, rev)
 
     def fired_through(self) -> int:
         """The newest timer this shard has fired: every window of its cells that ends by then has
         fired. Kept in state because an operator's watermark is not: right after a restore it
         starts low, and a late report for a window that fired before would not fire it again."""
-        value = self._fired_cache.get(self._shard)
-        if value is None:
-            stored = self._fired.value()
-            value = self._fired_cache[self._shard] = TIME_UNKNOWN if stored is None else stored
-        return value
+        return self._fired_through[self.key]
 
     def set_fired_through(self, ts: int) -> None:
-        if ts > self.fired_through():
-            self._fired_cache[self._shard] = ts
-            self._fired.update(ts)
-
-    def bind(self, shard: int, timers: Any) -> None:
-        self.timers = timers
-        self._shard = shard
-        cells = self._cache.get(shard)
-        if cells is None:
-            cells = {}
-            for key, v in self._panes.items():
-                cell, _, start = key.rpartition("|")
-                cells.setdefault(cell, _CellEntry()).panes[int(start)] = _pane_from_row(v)
-            for key, rev in self._revisions.items():
-                cell, window, start = key.split("|")
-                cells.setdefault(cell, _CellEntry()).revisions[(window, int(start))] = rev
-            self._cache[shard] = cells
-        self.cells = cells
+        if ts > self._fired_through[self.key]:
+            self._fired_through[self.key] = ts
+            self.shard.dirty.add(_FIRED)
 
     def cell(self, name: str) -> _CellView:
-        entry = self.cells.get(name)
+        entry = self.shard.items.get(name)
         if entry is None:
-            entry = self.cells[name] = _CellEntry()
+            entry = self.shard.items[name] = _CellEntry()
         return _CellView(self, name, entry)
 
+    def cells(self) -> list[str]:
+        return list(self.shard.items)
+
     def release_empty_cells(self) -> None:
-        for name in [n for n, e in self.cells.items() if not e.panes and not e.revisions]:
-            del self.cells[name]
+        items = self.shard.items
+        for name in [n for n, e in items.items() if not e.panes and not e.revisions]:
+            del items[name]
 
 
 class _CellView:
     """:class:`udfs.windows.CellStore` of one cell of a shard."""
 
-    __slots__ = ("_entry", "_name", "_shard")
+    __slots__ = ("_entry", "_name", "_store")
 
-    def __init__(self, shard: _ShardState, name: str, entry: _CellEntry) -> None:
-        self._shard = shard
+    def __init__(self, store: _ShardCells, name: str, entry: _CellEntry) -> None:
+        self._store = store
         self._name = name
         self._entry = entry
 
@@ -502,72 +669,65 @@ class _CellView:
 
     def put_pane(self, pane_start: int, acc: PaneAcc) -> None:
         self._entry.panes[pane_start] = acc
-        self._shard._panes.put(
-            f"{self._name}|{pane_start}",
-            Row(
-                acc.t_reports,
-                acc.t_sog_milli_sum,
-                acc.t_sog_count,
-                acc.t_vessels,
-                acc.s_reports,
-                acc.s_sog_milli_sum,
-                acc.s_sog_count,
-                acc.s_vessels,
-                acc.s_late,
-            ),
-        )
+        self._store.shard.dirty.add((self._name, None, pane_start))
 
     def remove_pane(self, pane_start: int) -> None:
         del self._entry.panes[pane_start]
-        self._shard._panes.remove(f"{self._name}|{pane_start}")
+        self._store.shard.dirty.add((self._name, None, pane_start))
 
     def revision(self, window: str, start: int) -> int | None:
         return self._entry.revisions.get((window, start))
 
     def set_revision(self, window: str, start: int, revision: int) -> None:
         self._entry.revisions[(window, start)] = revision
-        self._shard._revisions.put(f"{self._name}|{window}|{start}", revision)
+        self._store.shard.dirty.add((self._name, window, start))
 
     def revisions(self) -> list[tuple[str, int]]:
         return list(self._entry.revisions)
 
     def remove_revision(self, window: str, start: int) -> None:
         del self._entry.revisions[(window, start)]
-        self._shard._revisions.remove(f"{self._name}|{window}|{start}")
+        self._store.shard.dirty.add((self._name, window, start))
 
     def register_timer(self, ts: int) -> None:
-        self._shard.timers.register_event_time_timer(ts)
+        self._store.timer(ts, None)
 
 
 class CellAggregates(KeyedProcessFunction):
-    """Keyed by cell shard: contributions to tumbling and sliding aggregates per cell.
+    """Keyed by cell shard: batches of contributions (``ais.flink.KeyedBatches``, with its state
+    markers) to tumbling and sliding aggregates per cell.
 
-    One timer per shard and window end fires every cell of the shard, and each firing leaves as
-    one record of JSON Lines (one line per aggregate): a single Java/Python round trip for all
-    the windows that end together, where one timer per cell took one per cell and window.
+    One timer per shard and window end fires every cell of the shard, and each batch or firing
+    leaves as one record of JSON Lines (one line per aggregate), split again in Java.
     """
 
     def __init__(self, config: PipelineConfig) -> None:
         self.windows = CellWindows(window_spec(config))
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.store = _ShardState(runtime_context)
+        self.store = _ShardCells(runtime_context)
 
     def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[str]:
-        contribution = from_row(VesselPane, value)
         timers = ctx.timer_service()
-        self.store.bind(cell_shard(contribution.cell), timers)
-        cell = self.store.cell(contribution.cell)
+        self.store.bind(ctx.get_current_key(), timers)
+        contributions = from_columns(VesselPane, value)
+        if not contributions:  # a marker (an empty batch): a checkpoint barrier follows
+            self.store.flush()
+            return
         watermark = max(timers.current_watermark(), self.store.fired_through())
-        aggs = self.windows.on_contribution(cell, contribution, watermark)
-        if aggs:
-            yield "\n".join(outputs.aggregate_json(a) for a in aggs)
+        lines: list[str] = []
+        for contribution in contributions:
+            cell = self.store.cell(contribution.cell)
+            lines.extend(outputs.aggregate_json(a) for a in self.windows.on_contribution(cell, contribution, watermark))
+        if lines:
+            yield "\n".join(lines)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[str]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
+        self.store.due(timestamp)
         lines = [
             outputs.aggregate_json(agg)
-            for name in list(self.store.cells)
+            for name in self.store.cells()
             for agg in self.windows.on_timer(self.store.cell(name), name, timestamp)
         ]
         self.store.release_empty_cells()

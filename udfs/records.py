@@ -170,3 +170,23 @@ def parsed_type() -> TypeInformation:
     """``Row(assigned, mmsi, report, group, fragment)``: a parsed line's event time and either a
     report or a multipart fragment (the other pair null), on its way to the watermarks."""
     return Types.ROW([Types.LONG(), Types.LONG(), report_type(), Types.STRING(), fragment_type()])
+
+
+def columns(record_type: TypeInformation) -> TypeInformation:
+    """A batch of records as columns (``ais.flink.KeyedBatches``): a row with the record type's
+    field names, each field an array of that field's values, one per record."""
+    return Types.ROW_NAMED(
+        list(record_type.get_field_names()),  # type: ignore[attr-defined]
+        [Types.BASIC_ARRAY(t) for t in record_type.get_field_types()],  # type: ignore[attr-defined]
+    )
+
+
+def to_columns(records: list[Any]) -> Row:
+    """Dataclass records as one batch of columns (see :func:`columns`)."""
+    names = [f.name for f in fields(records[0])]
+    return Row(*[[getattr(r, n) for r in records] for n in names])
+
+
+def from_columns(cls: type[T], batch: Any) -> list[T]:
+    """A batch of columns back into its dataclass records."""
+    return [cls(*values) for values in zip(*batch, strict=True)]

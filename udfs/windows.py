@@ -23,9 +23,9 @@ TUMBLING = "tumbling"
 SLIDING = "sliding"
 
 # Cells are spread over a fixed number of shards, the key of the window operator: one timer per
-# shard and window end fires all its cells at once. Fixed, so that savepoints restore at any
-# parallelism (it is Flink's default maximum parallelism).
-CELL_SHARDS = 128
+# shard and window end fires all its cells at once, and contributions reach it in batches per
+# shard (``ais.flink.KeyedBatches``). Fixed, so that savepoints restore at any parallelism up to it.
+CELL_SHARDS = 16
 
 
 def cell_shard(cell: str) -> int:
@@ -43,6 +43,19 @@ class WindowSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pane_ms", gcd(self.window_ms, self.slide_ms))
+
+    @property
+    def watermark_step_ms(self) -> int:
+        """The step the job's Flink watermark moves in (``ais.flink.StampedWatermarks``): every
+        window end, pane end and allowed lateness is a multiple of it, so every event-time timer
+        can fall on ``k * step - 1`` and fire after the same record as with an exact watermark."""
+        return gcd(self.pane_ms, self.lateness_ms)
+
+    def timer_at_or_after(self, ts: int) -> int:
+        """The first ``k * watermark_step_ms - 1`` at or after ``ts``: a timer time that a stepped
+        watermark reaches after the same record as the exact one."""
+        step = self.watermark_step_ms
+        return -(-(ts + 1) // step) * step - 1
 
     def pane_start(self, ts: int) -> int:
         return ts - ts % self.pane_ms

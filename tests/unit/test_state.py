@@ -44,7 +44,10 @@ def test_a_silent_vessel_is_dropped_by_its_cleanup_timer():
     vessel.process(store, report(0, T0), T0 - 10_001)
     meta = store.meta()
     assert meta is not None and store.timers == {meta.cleanup_at}
-    assert meta.cleanup_at == T0 + max(vessel.identity_horizon_ms, 86_400_000)  # the static TTL is longer
+    # The static TTL is longer; the timer falls on the last millisecond of the watermark's step
+    # (a minute here), the first a stepped watermark reaches after the same record as an exact one.
+    assert meta.cleanup_at == SPEC.timer_at_or_after(T0 + max(vessel.identity_horizon_ms, 86_400_000))
+    assert meta.cleanup_at == T0 + 86_400_000 + 59_999
     vessel.on_timer(store, meta.cleanup_at - 1)  # not its timer: nothing happens
     assert store.meta() is not None
     vessel.on_timer(store, meta.cleanup_at)
@@ -59,7 +62,18 @@ def test_a_vessel_heard_again_moves_its_cleanup_instead_of_losing_state():
     store.timers.clear()
     vessel.on_timer(store, first_cleanup)
     meta = store.meta()
-    assert meta is not None and store.timers == {T0 + 3_600_000 + 86_400_000} == {meta.cleanup_at}
+    assert meta is not None and store.timers == {T0 + 3_600_000 + 86_400_000 + 59_999} == {meta.cleanup_at}
+
+
+def test_timers_fall_on_the_last_millisecond_of_a_watermark_step():
+    assert SPEC.watermark_step_ms == 60_000  # gcd of the pane (60 s) and the lateness (120 s)
+    assert WindowSpec(60_000, 900_000, 60_000, 90_000).watermark_step_ms == 30_000
+    assert [SPEC.timer_at_or_after(T0 + d) for d in (-1, 0, 59_999, 60_000)] == [
+        T0 - 1,
+        T0 + 59_999,
+        T0 + 59_999,
+        T0 + 119_999,
+    ]
 
 
 def test_a_cell_drops_its_panes_and_revisions_once_every_window_is_closed():

@@ -26,6 +26,13 @@ import org.apache.flink.util.OutputTag;
  * if its time is the newest. So the same input in the same order always gives the same late
  * decisions and the same watermarks, at any speed.
  *
+ * <p>The watermark that goes downstream moves in steps of {@code watermarkStep} ms: it is the
+ * largest {@code k * step - 1} not above the exact one. Every event-time timer of the job falls
+ * on such a value (window ends, the allowed lateness and vessel clean-ups are multiples of the
+ * step), so each fires after the same record as with the exact watermark, while watermarks,
+ * and the flushes of the batches in front of the keyed operators that each one causes, are
+ * rare: once per step of event time instead of once per record.
+ *
  * <p>Checkpointed: the newest event time is kept in union list state, and after a restore every
  * subtask emits the restored watermark (the highest of all subtasks) before anything else,
  * including a subtask that has nothing to read; a generator of a {@code WatermarkStrategy} would
@@ -42,6 +49,7 @@ public final class StampedWatermarks extends AbstractStreamOperator<Row>
 
     private final long outOfOrderness;
     private final long idleTimeout;
+    private final long watermarkStep;
     private final int reportWatermarkField;
     private final int fragmentWatermarkField;
     private final OutputTag<Row> fragments;
@@ -49,17 +57,20 @@ public final class StampedWatermarks extends AbstractStreamOperator<Row>
     private transient ListState<Long> maxTimestampState;
     private transient long maxTimestamp;
     private transient long emitted;
+    private transient long emittedStep;
     private transient long lastRecordAt;
     private transient boolean idle;
 
     public StampedWatermarks(
             long outOfOrdernessMillis,
             long idleTimeoutMillis,
+            long watermarkStepMillis,
             int reportWatermarkField,
             int fragmentWatermarkField,
             OutputTag<Row> fragments) {
         this.outOfOrderness = outOfOrdernessMillis;
         this.idleTimeout = idleTimeoutMillis;
+        this.watermarkStep = watermarkStepMillis;
         this.reportWatermarkField = reportWatermarkField;
         this.fragmentWatermarkField = fragmentWatermarkField;
         this.fragments = fragments;
@@ -76,6 +87,7 @@ public final class StampedWatermarks extends AbstractStreamOperator<Row>
             maxTimestamp = Math.max(maxTimestamp, restored);
         }
         emitted = Long.MIN_VALUE;
+        emittedStep = Long.MIN_VALUE;
     }
 
     @Override
@@ -141,7 +153,11 @@ public final class StampedWatermarks extends AbstractStreamOperator<Row>
         long watermark = maxTimestamp - outOfOrderness - 1;
         if (watermark > emitted) {
             emitted = watermark;
-            output.emitWatermark(new Watermark(watermark));
+            long stepped = Math.floorDiv(watermark + 1, watermarkStep) * watermarkStep - 1;
+            if (stepped > emittedStep) {
+                emittedStep = stepped;
+                output.emitWatermark(new Watermark(stepped));
+            }
         }
     }
 
@@ -150,6 +166,7 @@ public final class StampedWatermarks extends AbstractStreamOperator<Row>
         // Upstream emits no watermarks but the final one of a bounded input: pass that on.
         if (mark.getTimestamp() == Long.MAX_VALUE && emitted != Long.MAX_VALUE) {
             emitted = Long.MAX_VALUE;
+            emittedStep = Long.MAX_VALUE;
             output.emitWatermark(mark);
         }
     }

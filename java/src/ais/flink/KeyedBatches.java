@@ -1,0 +1,147 @@
+package ais.flink;
+
+import java.lang.reflect.Array;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.flink.api.common.operators.ProcessingTimeService.ProcessingTimeCallback;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
+import org.apache.flink.types.Row;
+
+/**
+ * Records of a keyed stream, {@code Row(key, record)}, as batches per shard of the key,
+ * {@code Row(shard, columns)}, so that the keyed Python operator downstream (keyed by shard) is
+ * called once per batch instead of once per record. The shard is {@code floorMod(key, shards)},
+ * which Python computes the same way.
+ *
+ * <p>A batch is columnar: {@code columns} is a row with the record type's field names whose
+ * fields are arrays, one value per record. (An array of rows would be simpler, but PyFlink's
+ * thread mode converts the rows of an array with one reused buffer, and Python then sees the last
+ * row as many times as there are rows.)
+ *
+ * <p>Every batch leaves before any watermark or watermark status (so the keyed operator sees
+ * records and watermarks in the same order as without batching: its timers fire exactly when
+ * they would have), before every checkpoint barrier, when {@code maxRecords} are held, after
+ * {@code maxDelayMillis} of wall clock, and at the end of the input. Within a shard the order of
+ * records is kept.
+ *
+ * <p>With {@code markers}, every checkpoint barrier is preceded, after the batches, by one
+ * {@code Row(shard, columns)} with no records (an empty batch) for every shard: the keyed operator writes what it holds in Python
+ * for that shard to Flink's keyed state when it gets one. A marker reaches the shard's subtask
+ * before the barrier does on every channel, so with aligned checkpoints the state a checkpoint
+ * takes is complete. Nothing is held in this operator at a checkpoint, so it has no state.
+ */
+public final class KeyedBatches extends AbstractStreamOperator<Row>
+        implements OneInputStreamOperator<Row, Row>, ProcessingTimeCallback {
+    private static final long serialVersionUID = 1L;
+
+    private final int shards;
+    private final int maxRecords;
+    private final long maxDelayMillis;
+    private final boolean markers;
+    private final RowTypeInfo recordType;
+
+    private transient List<List<Row>> pending;
+    private transient int held;
+    private transient boolean timerArmed;
+
+    public KeyedBatches(
+            int shards, int maxRecords, long maxDelayMillis, boolean markers, RowTypeInfo recordType) {
+        this.recordType = recordType;
+        this.shards = shards;
+        this.maxRecords = maxRecords;
+        this.maxDelayMillis = maxDelayMillis;
+        this.markers = markers;
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        pending = new ArrayList<>(shards);
+        for (int i = 0; i < shards; i++) {
+            pending.add(new ArrayList<>());
+        }
+    }
+
+    @Override
+    public void processElement(StreamRecord<Row> element) {
+        Row row = element.getValue();
+        int shard = (int) Math.floorMod(((Number) row.getField(0)).longValue(), (long) shards);
+        pending.get(shard).add((Row) row.getField(1));
+        held++;
+        if (held >= maxRecords) {
+            flush();
+        } else if (!timerArmed) {
+            timerArmed = true;
+            long now = getProcessingTimeService().getCurrentProcessingTime();
+            getProcessingTimeService().registerTimer(now + maxDelayMillis, this);
+        }
+    }
+
+    @Override
+    public void onProcessingTime(long time) {
+        timerArmed = false;
+        flush();
+    }
+
+    private void flush() {
+        if (held == 0) {
+            return;
+        }
+        for (int shard = 0; shard < shards; shard++) {
+            List<Row> batch = pending.get(shard);
+            if (!batch.isEmpty()) {
+                output.collect(new StreamRecord<>(Row.of(shard, columns(batch))));
+                batch.clear();
+            }
+        }
+        held = 0;
+    }
+
+    private Row columns(List<Row> records) {
+        int arity = recordType.getArity();
+        Row columns = new Row(arity);
+        for (int field = 0; field < arity; field++) {
+            Object column = Array.newInstance(recordType.getTypeAt(field).getTypeClass(), records.size());
+            for (int i = 0; i < records.size(); i++) {
+                Array.set(column, i, records.get(i).getField(field));
+            }
+            columns.setField(field, column);
+        }
+        return columns;
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        super.prepareSnapshotPreBarrier(checkpointId);
+        flush();
+        if (markers) {
+            for (int shard = 0; shard < shards; shard++) {
+                output.collect(new StreamRecord<>(Row.of(shard, columns(new ArrayList<>()))));
+            }
+        }
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        flush();
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void processWatermarkStatus(WatermarkStatus watermarkStatus) throws Exception {
+        flush();
+        super.processWatermarkStatus(watermarkStatus);
+    }
+
+    @Override
+    public void finish() throws Exception {
+        flush();
+        super.finish();
+    }
+}

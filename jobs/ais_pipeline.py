@@ -294,14 +294,15 @@ def build_pipeline(env, lines, config: PipelineConfig, emit_tallies: bool = True
     assembled = (
         fragments.process(
             f.AssembleMultipart(config.multipart_timeout_ms, emit_tallies),
-            output_type=keyed(Types.INT(), columns(report_type())),
+            output_type=keyed(Types.LONG(), report_type()),
         )
         .name("reassemble multipart")
         .uid("multipart")
     )
+    assembled_batches = keyed_batches(assembled, VESSEL_SHARDS, report_type(), "batch reassembled reports")
     vessels = (
         keyed_by_first_field(report_batches, Types.INT(), columns(report_type()))
-        .connect(keyed_by_first_field(assembled, Types.INT(), columns(report_type())))
+        .connect(keyed_by_first_field(assembled_batches, Types.INT(), columns(report_type())))
         .process(f.DedupVessel(config, emit_tallies), output_type=keyed(Types.INT(), vessel_pane_type()))
         .name("dedup by MMSI")
         .uid("dedup-shards")

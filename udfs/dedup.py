@@ -105,10 +105,6 @@ class VesselStore(Protocol):
 VESSEL_SHARDS = 16
 
 
-def vessel_shard(mmsi: int) -> int:
-    return mmsi % VESSEL_SHARDS
-
-
 def geohash_cell(lat: float, lon: float, precision: int) -> str:
     return pygeohash.encode(lat, lon, precision)
 

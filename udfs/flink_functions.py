@@ -24,10 +24,10 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
 from udfs import outputs
 from udfs.config import PipelineConfig
-from udfs.dedup import VesselLogic, VesselMeta, vessel_shard
+from udfs.dedup import VesselLogic, VesselMeta
 from udfs.multipart import MultipartAssembler, PendingGroup
 from udfs.parse import DeadLetter, Skipped, event_time, parse_line, route_line
-from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_columns, from_row, to_columns, to_row
+from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_columns, from_row, to_row
 from udfs.windows import CellWindows, PaneAcc, WindowSpec, cell_shard
 
 
@@ -213,7 +213,7 @@ class AssembleMultipart(KeyedProcessFunction):
             return
         yield from self.tallies.count("fragments_joined", step.joined)
         if isinstance(message, Report):
-            yield Row(vessel_shard(message.mmsi), to_columns([message]))
+            yield Row(message.mmsi, to_row(message))
         elif isinstance(message, Skipped):
             yield from self.tallies.count(message.kind)
         else:
@@ -444,8 +444,9 @@ class _Batch:
 
 
 class DedupVessel(KeyedCoProcessFunction):
-    """Keyed by vessel shard (``udfs.dedup.vessel_shard``); input 1 is batches of single-sentence
-    reports (``ais.flink.KeyedBatches``, with its state markers), input 2 reassembled ones. Emits
+    """Keyed by vessel shard (MMSI mod ``udfs.dedup.VESSEL_SHARDS``); input 1 is batches of single-sentence
+    reports, input 2 batches of reassembled ones (both ``ais.flink.KeyedBatches``, with its state
+    markers). Emits
     the vessels' pane contributions (main output, ``Row(cell shard, pane)``, batched in Java
     before the window operator), and positions, static reports, late reports, dead letters and
     tallies on side outputs, one record of JSON Lines per output and batch."""
@@ -512,9 +513,7 @@ class DedupVessel(KeyedCoProcessFunction):
         yield from self._process(value, ctx)
 
     def process_element2(self, value: Any, ctx: Any) -> Iterator[Any]:
-        # Reassembled reports come one at a time, without markers: written at once.
         yield from self._process(value, ctx)
-        self.store.flush()
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())

@@ -181,12 +181,6 @@ def columns(record_type: TypeInformation) -> TypeInformation:
     )
 
 
-def to_columns(records: list[Any]) -> Row:
-    """Dataclass records as one batch of columns (see :func:`columns`)."""
-    names = [f.name for f in fields(records[0])]
-    return Row(*[[getattr(r, n) for r in records] for n in names])
-
-
 def from_columns(cls: type[T], batch: Any) -> list[T]:
     """A batch of columns back into its dataclass records."""
     return [cls(*values) for values in zip(*batch, strict=True)]

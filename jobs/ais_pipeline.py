@@ -200,6 +200,8 @@ def stamped_watermarks(parsed, config: PipelineConfig):  # type: ignore[no-untyp
         config.out_of_orderness_s * 1000,
         config.idle_timeout_s * 1000,
         window_spec(config).watermark_step_ms,
+        len(fields(Report)),
+        len(fields(Fragment)),
         [f.name for f in fields(Report)].index("watermark"),
         [f.name for f in fields(Fragment)].index("watermark"),
         tag,
@@ -469,21 +471,18 @@ def submitted_by_flink_cli() -> bool:
 def free_web_ui_port(config: PipelineConfig) -> PipelineConfig:
     """The config with a usable web UI port: 0 picks a free one; a taken one is an error."""
     import dataclasses
-    import socket
+
+    from jobs.ports import bindable, unused_port
 
     if submitted_by_flink_cli():
         return config
-    with socket.socket() as sock:
-        # As Flink's REST server binds: connections of an earlier run in TIME_WAIT do not count.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", config.web_ui_port))
-        except OSError:
-            raise ConfigError(
-                f"--web-ui-port (WEB_UI_PORT): port {config.web_ui_port} is in use; pick another, or 0 for a free one"
-            ) from None
-        port = sock.getsockname()[1]
-    return dataclasses.replace(config, web_ui_port=port)
+    if config.web_ui_port == 0:
+        return dataclasses.replace(config, web_ui_port=unused_port())
+    if not bindable(config.web_ui_port):
+        raise ConfigError(
+            f"--web-ui-port (WEB_UI_PORT): port {config.web_ui_port} is in use; pick another, or 0 for a free one"
+        )
+    return config
 
 
 def main(argv: Sequence[str] | None = None) -> int:

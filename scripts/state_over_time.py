@@ -17,7 +17,6 @@ import csv
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,16 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from jobs.ports import unused_port as free_port  # noqa: E402
+
 
 def get(base: str, path: str) -> object:
     with urllib.request.urlopen(base + path, timeout=10) as resp:
         return json.load(resp)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def sample(base: str) -> dict[str, float] | None:

@@ -27,7 +27,17 @@ from udfs.config import PipelineConfig
 from udfs.dedup import VesselLogic, VesselMeta
 from udfs.multipart import MultipartAssembler, PendingGroup
 from udfs.parse import DeadLetter, Skipped, event_time, parse_line, route_line
-from udfs.records import TIME_UNKNOWN, Fragment, Report, VesselPane, from_columns, from_row, to_row
+from udfs.records import (
+    TIME_UNKNOWN,
+    Fragment,
+    Report,
+    VesselPane,
+    from_columns,
+    from_row,
+    parsed_fragment,
+    parsed_report,
+    to_row,
+)
 from udfs.windows import CellWindows, PaneAcc, WindowSpec, cell_shard
 
 
@@ -100,12 +110,13 @@ class ParseLines(ProcessFunction):
     with the event time it moves the watermark with; everything else is counted or
     dead-lettered with a reason.
 
-    Output: ``Row(assigned, mmsi, report, group, fragment)`` with either a report or a fragment,
-    for ``ais.flink.StampedWatermarks``, which stamps each with the watermark it was read under
-    and moves the watermark. ``assigned`` is the line's event time, ingestion time for a report
-    without one, or ``TIME_UNKNOWN`` (never moves the watermark) for a later fragment without
-    time; reports further ahead of the wall clock than the maximum clock skew are dead-lettered
-    here and never reach the watermark.
+    Output: one batch of columns per batch of lines (``udfs.records.parsed_type``), each line a
+    report or a fragment with its ``assigned`` event time, for ``ais.flink.StampedWatermarks``,
+    which stamps each with the watermark it was read under and moves the watermark.
+    ``assigned`` is the line's event time, ingestion time for a report without one, or
+    ``TIME_UNKNOWN`` (never moves the watermark) for a later fragment without time; reports
+    further ahead of the wall clock than the maximum clock skew are dead-lettered here and never
+    reach the watermark.
     """
 
     def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
@@ -131,25 +142,28 @@ class ParseLines(ProcessFunction):
 
     def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Iterator[Any]:
         self.tallies.metric("lines", len(value))
+        parsed: list[tuple[Any, ...]] = []
         for line in value:
-            yield from self._line(line)
+            yield from self._line(line, parsed)
+        if parsed:
+            yield Row(*[list(column) for column in zip(*parsed, strict=True)])
 
-    def _line(self, line: str) -> Iterator[Any]:
+    def _line(self, line: str, parsed: list[tuple[Any, ...]]) -> Iterator[Any]:
         if self.fail_text:
             self._injected_failure(line)
-        parsed = parse_line(line, self.input_format)
-        assigned = event_time(parsed, int(time.time() * 1000), self.max_clock_skew_ms)
+        result = parse_line(line, self.input_format)
+        assigned = event_time(result, int(time.time() * 1000), self.max_clock_skew_ms)
         # The watermark is stamped in Java (StampedWatermarks), which knows it.
-        routed = route_line(parsed, assigned, _no_watermark)
+        routed = route_line(result, assigned, _no_watermark)
         for tally in routed.tallies:
             yield from self.tallies.count(tally)
         record = routed.record
         if routed.dead is not None:
             yield from self.tallies.dead(routed.dead)
         elif isinstance(record, Report):
-            yield Row(assigned, record.mmsi, to_row(record), None, None)
+            parsed.append(parsed_report(assigned, record))
         elif record is not None:
-            yield Row(assigned, None, None, record.group, to_row(record))
+            parsed.append(parsed_fragment(assigned, record))
 
 
 def _no_watermark() -> int:

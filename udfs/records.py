@@ -147,13 +147,18 @@ def vessel_pane_type() -> TypeInformation:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def to_row(record: Any) -> Row:
-    """A dataclass record as a Flink Row, fields in declaration order."""
+def values(record: Any) -> tuple[Any, ...]:
+    """A dataclass record's field values, in declaration order."""
     cls = type(record)
     names = _FIELD_NAMES.get(cls)
     if names is None:
         names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
-    return Row(*[getattr(record, n) for n in names])
+    return tuple([getattr(record, n) for n in names])
+
+
+def to_row(record: Any) -> Row:
+    """A dataclass record as a Flink Row, fields in declaration order."""
+    return Row(*values(record))
 
 
 def from_row(cls: type[T], row: Any) -> T:
@@ -167,9 +172,34 @@ def keyed(key_type: TypeInformation, record_type: TypeInformation) -> TypeInform
 
 
 def parsed_type() -> TypeInformation:
-    """``Row(assigned, mmsi, report, group, fragment)``: a parsed line's event time and either a
-    report or a multipart fragment (the other pair null), on its way to the watermarks."""
-    return Types.ROW([Types.LONG(), Types.LONG(), report_type(), Types.STRING(), fragment_type()])
+    """A batch of parsed lines as columns (one array per field, one value per line), for
+    ``ais.flink.StampedWatermarks``: ``assigned`` (the event time the line moves the watermark
+    with), ``mmsi`` and the report's fields, then ``group`` and the fragment's fields. A line is
+    a report (``group`` null) or a multipart fragment (the report's fields null)."""
+    report, fragment = report_type(), fragment_type()
+    return Types.ROW(
+        [
+            Types.BASIC_ARRAY(Types.LONG()),
+            Types.BASIC_ARRAY(Types.LONG()),
+            *[Types.BASIC_ARRAY(t) for t in report.get_field_types()],  # type: ignore[attr-defined]
+            Types.BASIC_ARRAY(Types.STRING()),
+            *[Types.BASIC_ARRAY(t) for t in fragment.get_field_types()],  # type: ignore[attr-defined]
+        ]
+    )
+
+
+_NO_REPORT = (None,) * len(fields(Report))
+_NO_FRAGMENT = (None,) * len(fields(Fragment))
+
+
+def parsed_report(assigned: int, report: Report) -> tuple[Any, ...]:
+    """One line of a :func:`parsed_type` batch: a report."""
+    return (assigned, report.mmsi, *values(report), None, *_NO_FRAGMENT)
+
+
+def parsed_fragment(assigned: int, fragment: Fragment) -> tuple[Any, ...]:
+    """One line of a :func:`parsed_type` batch: a multipart fragment."""
+    return (assigned, None, *_NO_REPORT, fragment.group, *values(fragment))
 
 
 def columns(record_type: TypeInformation) -> TypeInformation:

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.ports import unused_port as free_port
 from tests.flink.test_job import ROOT, final
 from udfs.config import SAMPLE_INPUT, PipelineConfig
 from udfs.outputs import read_jsonl
@@ -106,12 +106,6 @@ def settled(web: dict[str, object]) -> bool:
         and dedup[0].get("positions_kept") == EXPECTED_KEPT
         and dedup[0].get("duplicates_exact") == EXPECTED_DUPLICATES
     )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def web_ui_view(port: int) -> dict[str, object]:

@@ -17,14 +17,16 @@ import org.apache.flink.util.OutputTag;
 /**
  * Event-time watermarks for the parsed records, and the watermark each record was read under.
  *
- * <p>Input: {@code Row(assigned, mmsi, report, group, fragment)} from the Python parse operator,
- * which decided each line's event time ({@code assigned}; Long.MIN_VALUE never moves the
- * watermark) and sends either a report or a multipart fragment. Every record is stamped, in its
- * {@code watermark} field, with the watermark in force before it (the bounded out-of-orderness
- * watermark of the records before it), then leaves as {@code Row(mmsi, report)} on the main
- * output or {@code Row(group, fragment)} on the fragments side output; then the watermark moves
- * if its time is the newest. So the same input in the same order always gives the same late
- * decisions and the same watermarks, at any speed.
+ * <p>Input: batches of parsed lines from the Python parse operator, as columns (one array per
+ * field, one value per line): {@code assigned}, the event time the parse operator decided for the
+ * line (Long.MIN_VALUE never moves the watermark); {@code mmsi} and the report's fields; then
+ * {@code group} and the fragment's fields. A line is a report or a multipart fragment (its
+ * {@code group} is null for a report, the report fields are null for a fragment). Every record
+ * is stamped, in its {@code watermark} field, with the watermark in force before it (the bounded
+ * out-of-orderness watermark of the records before it), then leaves as {@code Row(mmsi, report)}
+ * on the main output or {@code Row(group, fragment)} on the fragments side output; then the
+ * watermark moves if its time is the newest. So the same input in the same order always gives
+ * the same late decisions and the same watermarks, at any speed, whatever the batches.
  *
  * <p>The watermark that goes downstream moves in steps of {@code watermarkStep} ms: it is the
  * largest {@code k * step - 1} not above the exact one. Every event-time timer of the job falls
@@ -50,6 +52,8 @@ public final class StampedWatermarks extends AbstractStreamOperator<Row>
     private final long outOfOrderness;
     private final long idleTimeout;
     private final long watermarkStep;
+    private final int reportArity;
+    private final int fragmentArity;
     private final int reportWatermarkField;
     private final int fragmentWatermarkField;
     private final OutputTag<Row> fragments;
@@ -65,12 +69,16 @@ public final class StampedWatermarks extends AbstractStreamOperator<Row>
             long outOfOrdernessMillis,
             long idleTimeoutMillis,
             long watermarkStepMillis,
+            int reportArity,
+            int fragmentArity,
             int reportWatermarkField,
             int fragmentWatermarkField,
             OutputTag<Row> fragments) {
         this.outOfOrderness = outOfOrdernessMillis;
         this.idleTimeout = idleTimeoutMillis;
         this.watermarkStep = watermarkStepMillis;
+        this.reportArity = reportArity;
+        this.fragmentArity = fragmentArity;
         this.reportWatermarkField = reportWatermarkField;
         this.fragmentWatermarkField = fragmentWatermarkField;
         this.fragments = fragments;
@@ -107,22 +115,37 @@ public final class StampedWatermarks extends AbstractStreamOperator<Row>
             output.emitWatermarkStatus(WatermarkStatus.ACTIVE);
         }
         emitRestored();
-        Row row = element.getValue();
-        Long assigned = (Long) row.getField(0);
-        Row report = (Row) row.getField(2);
-        if (report != null) {
-            report.setField(reportWatermarkField, emitted);
-            output.collect(element.replace(Row.of(row.getField(1), report)));
-        } else {
-            Row fragment = (Row) row.getField(4);
-            fragment.setField(fragmentWatermarkField, emitted);
-            output.collect(fragments, new StreamRecord<>(Row.of(row.getField(3), fragment)));
+        Row batch = element.getValue();
+        Object[][] columns = new Object[batch.getArity()][];
+        for (int c = 0; c < columns.length; c++) {
+            columns[c] = (Object[]) batch.getField(c);
         }
-        long ts = assigned == null ? Long.MIN_VALUE : assigned;
-        if (ts != Long.MIN_VALUE && ts > maxTimestamp) {
-            maxTimestamp = ts;
+        Object[] assigned = columns[0];
+        Object[] mmsi = columns[1];
+        int groupColumn = 2 + reportArity;
+        Object[] group = columns[groupColumn];
+        for (int i = 0; i < assigned.length; i++) {
+            if (group[i] == null) {
+                Row report = new Row(reportArity);
+                for (int f = 0; f < reportArity; f++) {
+                    report.setField(f, columns[2 + f][i]);
+                }
+                report.setField(reportWatermarkField, emitted);
+                output.collect(new StreamRecord<>(Row.of(mmsi[i], report)));
+            } else {
+                Row fragment = new Row(fragmentArity);
+                for (int f = 0; f < fragmentArity; f++) {
+                    fragment.setField(f, columns[groupColumn + 1 + f][i]);
+                }
+                fragment.setField(fragmentWatermarkField, emitted);
+                output.collect(fragments, new StreamRecord<>(Row.of(group[i], fragment)));
+            }
+            Long ts = (Long) assigned[i];
+            if (ts != null && ts != Long.MIN_VALUE && ts > maxTimestamp) {
+                maxTimestamp = ts;
+            }
+            emitCurrent();
         }
-        emitCurrent();
     }
 
     @Override

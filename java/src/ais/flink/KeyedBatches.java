@@ -4,13 +4,8 @@ import java.lang.reflect.Array;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.apache.flink.api.common.operators.ProcessingTimeService.ProcessingTimeCallback;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
-import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
-import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
-import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.types.Row;
 
 /**
@@ -27,8 +22,8 @@ import org.apache.flink.types.Row;
  * <p>Every batch leaves before any watermark or watermark status (so the keyed operator sees
  * records and watermarks in the same order as without batching: its timers fire exactly when
  * they would have), before every checkpoint barrier, when {@code maxRecords} are held, after
- * {@code maxDelayMillis} of wall clock, and at the end of the input. Within a shard the order of
- * records is kept.
+ * {@code maxDelayMillis} of wall clock, and at the end of the input ({@link Batching}). Within a
+ * shard the order of records is kept.
  *
  * <p>With {@code markers}, every checkpoint barrier is preceded, after the batches, by one
  * {@code Row(shard, columns)} with no records (an empty batch) for every shard: the keyed operator writes what it holds in Python
@@ -36,27 +31,21 @@ import org.apache.flink.types.Row;
  * before the barrier does on every channel, so with aligned checkpoints the state a checkpoint
  * takes is complete. Nothing is held in this operator at a checkpoint, so it has no state.
  */
-public final class KeyedBatches extends AbstractStreamOperator<Row>
-        implements OneInputStreamOperator<Row, Row>, ProcessingTimeCallback {
+public final class KeyedBatches extends Batching<Row, Row> {
     private static final long serialVersionUID = 1L;
 
     private final int shards;
-    private final int maxRecords;
-    private final long maxDelayMillis;
     private final boolean markers;
     private final RowTypeInfo recordType;
 
     private transient List<List<Row>> pending;
-    private transient int held;
-    private transient boolean timerArmed;
 
     public KeyedBatches(
             int shards, int maxRecords, long maxDelayMillis, boolean markers, RowTypeInfo recordType) {
-        this.recordType = recordType;
+        super(maxRecords, maxDelayMillis);
         this.shards = shards;
-        this.maxRecords = maxRecords;
-        this.maxDelayMillis = maxDelayMillis;
         this.markers = markers;
+        this.recordType = recordType;
     }
 
     @Override
@@ -73,26 +62,11 @@ public final class KeyedBatches extends AbstractStreamOperator<Row>
         Row row = element.getValue();
         int shard = (int) Math.floorMod(((Number) row.getField(0)).longValue(), (long) shards);
         pending.get(shard).add((Row) row.getField(1));
-        held++;
-        if (held >= maxRecords) {
-            flush();
-        } else if (!timerArmed) {
-            timerArmed = true;
-            long now = getProcessingTimeService().getCurrentProcessingTime();
-            getProcessingTimeService().registerTimer(now + maxDelayMillis, this);
-        }
+        held();
     }
 
     @Override
-    public void onProcessingTime(long time) {
-        timerArmed = false;
-        flush();
-    }
-
-    private void flush() {
-        if (held == 0) {
-            return;
-        }
+    protected void emitBatches() {
         for (int shard = 0; shard < shards; shard++) {
             List<Row> batch = pending.get(shard);
             if (!batch.isEmpty()) {
@@ -100,7 +74,6 @@ public final class KeyedBatches extends AbstractStreamOperator<Row>
                 batch.clear();
             }
         }
-        held = 0;
     }
 
     private Row columns(List<Row> records) {
@@ -118,30 +91,11 @@ public final class KeyedBatches extends AbstractStreamOperator<Row>
 
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
-        super.prepareSnapshotPreBarrier(checkpointId);
-        flush();
+        super.prepareSnapshotPreBarrier(checkpointId); // sends the batches on
         if (markers) {
             for (int shard = 0; shard < shards; shard++) {
                 output.collect(new StreamRecord<>(Row.of(shard, columns(new ArrayList<>()))));
             }
         }
-    }
-
-    @Override
-    public void processWatermark(Watermark mark) throws Exception {
-        flush();
-        super.processWatermark(mark);
-    }
-
-    @Override
-    public void processWatermarkStatus(WatermarkStatus watermarkStatus) throws Exception {
-        flush();
-        super.processWatermarkStatus(watermarkStatus);
-    }
-
-    @Override
-    public void finish() throws Exception {
-        flush();
-        super.finish();
     }
 }

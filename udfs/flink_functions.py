@@ -309,7 +309,7 @@ class _WriteBehind:
         self.key = 0
         self.timer_service: Any = None
 
-    def bind(self, shard: int, timer_service: Any) -> _Shard:
+    def bind(self, shard: int, timer_service: Any) -> None:
         """Point at the current key's shard (the operator has already set the key in Flink)."""
         self.timer_service = timer_service
         self.key = shard
@@ -318,7 +318,6 @@ class _WriteBehind:
             held = self.shards[shard] = _Shard()
             self.load(held)
         self.shard = held
-        return held
 
     def load(self, shard: _Shard) -> None:
         raise NotImplementedError
@@ -458,12 +457,12 @@ class _Batch:
 
 
 class DedupVessel(KeyedCoProcessFunction):
-    """Keyed by vessel shard (MMSI mod ``udfs.dedup.VESSEL_SHARDS``); input 1 is batches of single-sentence
-    reports, input 2 batches of reassembled ones (both ``ais.flink.KeyedBatches``, with its state
-    markers). Emits
-    the vessels' pane contributions (main output, ``Row(cell shard, pane)``, batched in Java
-    before the window operator), and positions, static reports, late reports, dead letters and
-    tallies on side outputs, one record of JSON Lines per output and batch."""
+    """Keyed by vessel shard (MMSI mod ``udfs.dedup.VESSEL_SHARDS``); input 1 is batches of
+    single-sentence reports, input 2 batches of reassembled ones (both ``ais.flink.KeyedBatches``,
+    with its state markers). Emits the vessels' pane contributions (main output,
+    ``Row(cell shard, pane)``, batched in Java before the window operator), and positions, static
+    reports, late reports, dead letters and tallies on side outputs, one record of JSON Lines per
+    output and batch."""
 
     def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
         self.logic = VesselLogic(
@@ -576,20 +575,6 @@ def _pane_from_row(v: Any) -> PaneAcc:
     return PaneAcc(v[0], v[1], v[2], list(v[3]), v[4], v[5], v[6], list(v[7]), list(v[8]))
 
 
-def _pane_to_row(acc: PaneAcc) -> Row:
-    return Row(
-        acc.t_reports,
-        acc.t_sog_milli_sum,
-        acc.t_sog_count,
-        acc.t_vessels,
-        acc.s_reports,
-        acc.s_sog_milli_sum,
-        acc.s_sog_count,
-        acc.s_vessels,
-        acc.s_late,
-    )
-
-
 _FIRED = "fired-through"  # the dirty-set entry of a shard's fired-through time
 
 
@@ -629,7 +614,7 @@ class _ShardCells(_WriteBehind):
                 if acc is None:
                     self._panes.remove(key)
                 else:
-                    self._panes.put(key, _pane_to_row(acc))
+                    self._panes.put(key, to_row(acc))
             else:
                 rev = None if entry is None else entry.revisions.get((window, start))
                 key = f"{cell}|{window}|{start}"

@@ -213,4 +213,4 @@ def columns(record_type: TypeInformation) -> TypeInformation:
 
 def from_columns(cls: type[T], batch: Any) -> list[T]:
     """A batch of columns back into its dataclass records."""
-    return [cls(*values) for values in zip(*batch, strict=True)]
+    return [cls(*record) for record in zip(*batch, strict=True)]

@@ -141,7 +141,7 @@ public final class StampedWatermarks extends AbstractStreamOperator<Row>
                 output.collect(fragments, new StreamRecord<>(Row.of(group[i], fragment)));
             }
             Long ts = (Long) assigned[i];
-            if (ts != null && ts != Long.MIN_VALUE && ts > maxTimestamp) {
+            if (ts != null && ts > maxTimestamp) {
                 maxTimestamp = ts;
             }
             emitCurrent();

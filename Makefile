@@ -1,9 +1,9 @@
 # Two commands on a fresh machine:
 #   make run    the job on the bundled real sample, in a local Flink mini-cluster -> out/sample/
 #   make test   every test (lint and types too); it sets itself up
-# Each target installs what it needs into .venv (Python packages from PyPI, the job's Java helpers
-# compiled with the JDK against the PyFlink package's jars) and build/ (the Kafka connector and a
-# Kafka broker's jars from Maven Central, as connectors/pom.xml pins them).
+# Each target installs what it needs into .venv (Python packages from PyPI) and build/ (the job's
+# Java classes built by Maven from java/pom.xml, Flink's jars from Maven Central for compiling and
+# testing them; the Kafka connector and a Kafka broker's jars, as connectors/pom.xml pins them).
 #
 # Kafka and a standalone cluster (see README "Kafka and a Flink cluster"):
 #   make kafka-start | kafka-stop        one KRaft broker on 127.0.0.1:9092 (scripts/kafka.sh)
@@ -15,14 +15,15 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-JAR := build/ais-flink-helpers.jar
-KAFKA_JAR := build/ais-kafka-helpers.jar
+MVN := mvn -q -B -Dstyle.color=never
+JAR := build/java/ais-flink-helpers.jar
+CONNECTOR_JARS := build/jars/flink/.complete
 BROKER_JARS := build/jars/kafka/.complete
 
-.PHONY: setup run test test-unit test-flink test-integration lint plain clean browser bench \
+.PHONY: setup run test test-java test-unit test-flink test-integration lint plain clean browser bench \
 	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka
 
-setup: $(STAMP) $(JAR) $(KAFKA_JAR) $(BROKER_JARS)
+setup: $(STAMP) $(JAR) $(CONNECTOR_JARS) $(BROKER_JARS)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,12 +31,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test,dev]"
 	touch $(STAMP)
 
-$(JAR): $(STAMP) $(shell find java/src -name '*.java') scripts/build-java.sh
-	PYTHON=$(PY) bash scripts/build-java.sh
+$(JAR): $(shell find java/src/main -name '*.java') java/pom.xml
+	$(MVN) -f java/pom.xml -DskipTests package
 
-$(KAFKA_JAR): $(STAMP) $(shell find java/kafka/src -name '*.java') scripts/build-java.sh connectors/pom.xml
-	rm -f build/jars/flink/.complete
-	PYTHON=$(PY) bash scripts/build-java.sh kafka
+$(CONNECTOR_JARS): connectors/pom.xml
+	rm -f $(CONNECTOR_JARS)
+	bash scripts/fetch-jars.sh flink
 
 $(BROKER_JARS): connectors/pom.xml
 	rm -f $(BROKER_JARS)
@@ -45,17 +46,21 @@ run: setup
 	$(VENV)/bin/ais-pipeline run --output out/sample $(ARGS)
 
 plain: setup
-	$(PY) -m udfs.plain --output out/sample-plain $(ARGS)
+	$(PY) -m ais_pipeline.rules.plain --output out/sample-plain $(ARGS)
 
 lint: setup
-	$(VENV)/bin/ruff check jobs udfs tests
-	$(VENV)/bin/ruff format --check jobs udfs tests
+	$(VENV)/bin/ruff check ais_pipeline tests scripts
+	$(VENV)/bin/ruff format --check ais_pipeline tests scripts
 	$(VENV)/bin/mypy
 
 # The benchmark: decode-only ceiling, plain loop, job at parallelism 1 and 2, on seeded feeds of
 # 50,000 and 200,000 lines, twice each; writes the table into README.md (scripts/bench.py).
 bench: setup
 	$(PY) scripts/bench.py --readme $(ARGS)
+
+# The Java operators on Flink's test harnesses, against the golden cases in tests/golden/.
+test-java: setup
+	$(MVN) -f java/pom.xml test
 
 test-unit: setup
 	$(PY) -m pytest -m unit
@@ -90,7 +95,7 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
 
-test: lint browser
+test: lint browser test-java
 	$(PY) -m pytest
 
 clean:

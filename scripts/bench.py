@@ -5,7 +5,7 @@ processes, several times each.
 
 Alternatives: the pyais decode-only loop (every single-sentence line decoded, nothing else: the
 ceiling for this decoder), the plain single-process implementation of the spec
-(`python -m udfs.plain`), and the Flink job in a local mini-cluster at each parallelism, with
+(`python -m ais_pipeline.rules.plain`), and the Flink job in a local mini-cluster at each parallelism, with
 checkpointing on as flink-conf/ sets it. Feeds come from scripts/gen_feed.py (seed 1) and are
 cached in out/bench/. Prints lines/s, peak RSS, and the ratios job/plain and job/decode; with
 --readme the table replaces the one between the bench markers of README.md, with the machine it
@@ -107,11 +107,11 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str
         lines = sum(1 for _ in path.open())
         alternatives: list[tuple[str, list[str]]] = [
             ("pyais decode only", [PY, __file__, "--decode-only", str(path)]),
-            ("plain Python loop", [PY, "-m", "udfs.plain", "--input", str(path)]),
+            ("plain Python loop", [PY, "-m", "ais_pipeline.rules.plain", "--input", str(path)]),
         ]
         for p in parallelisms:
             out = Path(tempfile.mkdtemp(prefix="bench-"))
-            job = [PY, "-m", "jobs.ais_pipeline", "--input", str(path), "--output", str(out), "--web-ui-port", "0"]
+            job = [PY, "-m", "ais_pipeline.flink.job", "--input", str(path), "--output", str(out), "--web-ui-port", "0"]
             alternatives.append((f"Flink job, parallelism {p}", [*job, "--parallelism", str(p)]))
         for name, cmd in alternatives:
             walls, rss = [], []
@@ -126,7 +126,8 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str
 
 def table(rows: list[dict[str, object]]) -> str:
     out = [
-        "| feed lines | run | seconds (each run) | lines/s (median) | peak RSS (process tree) | speed vs plain | vs decode |",
+        "| feed lines | run | seconds (each run) | lines/s (median) | peak RSS (process tree) "
+        "| speed vs plain | vs decode |",
         "|---|---|---|---|---|---|---|",
     ]
     by_size: dict[int, dict[str, float]] = {}

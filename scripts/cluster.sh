@@ -45,9 +45,9 @@ case "${1:-}" in
     ;;
   submit)
     shift
-    "$py" -c 'import jobs.ais_pipeline as j; j.helpers_jar()'
+    test -f "$root/build/java/ais-flink-helpers.jar" || { echo "build/java/ais-flink-helpers.jar is missing: run make setup" >&2; exit 2; }
     # shellcheck disable=SC2086
-    exec "$flink_home/bin/flink" run ${FLINK_RUN_ARGS:-} -py "$root/jobs/ais_pipeline.py" --pyFiles "$root/udfs" \
+    exec "$flink_home/bin/flink" run ${FLINK_RUN_ARGS:-} -py "$root/ais_pipeline/flink/job.py" --pyFiles "$root/ais_pipeline" \
       -pyexec "$py" -pyclientexec "$py" "$@"
     ;;
   add-taskmanager)

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jobs.ports import unused_port as free_port  # noqa: E402
+from ais_pipeline.tools.ports import unused_port as free_port  # noqa: E402
 
 
 def get(base: str, path: str) -> object:
@@ -60,9 +60,9 @@ def sample(base: str) -> dict[str, float] | None:
 
 def vessels_seen(feed: Path) -> list[tuple[int, int]]:
     """(event time, vessels seen up to then), from the plain pipeline's kept positions."""
-    from udfs.config import PipelineConfig
-    from udfs.outputs import parse_iso_ms
-    from udfs.plain import read_lines, run_plain
+    from ais_pipeline.config import PipelineConfig
+    from ais_pipeline.rules.outputs import parse_iso_ms
+    from ais_pipeline.rules.plain import read_lines, run_plain
 
     result = run_plain(PipelineConfig(input_path=feed), list(read_lines(feed)))
     points = sorted((parse_iso_ms(p["timestamp"]), p["mmsi"]) for p in map(json.loads, result.positions))
@@ -87,7 +87,16 @@ def run(copies: int, static_ttl: int, out: Path) -> list[dict[str, float]]:
         )
     total = sum(1 for _ in feed.open())
     port = free_port()
-    cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--input", str(watched), "--follow", "--output", str(work / "o")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ais_pipeline.flink.job",
+        "--input",
+        str(watched),
+        "--follow",
+        "--output",
+        str(work / "o"),
+    ]
     cmd += ["--web-ui-port", str(port), "--static-ttl", str(static_ttl), "--checkpoint-interval", "2"]
     log = (work / "job.log").open("w")
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
+from ais_pipeline.config import SAMPLE_INPUT
 from tests.nmea import position, sentences, tagged
-from udfs.config import SAMPLE_INPUT
 
 SAMPLE_LINES = SAMPLE_INPUT.read_text().splitlines()
 T_SAMPLE = 1668046497  # a time inside the sample (2022-11-10T02:14:57Z)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from ais_pipeline.config import PipelineConfig
+from ais_pipeline.rules.plain import PlainPipeline, read_lines
 from tests.flink.test_job import ROOT
-from udfs.config import PipelineConfig
-from udfs.plain import PlainPipeline, read_lines
 
 pytestmark = pytest.mark.flink
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from jobs.ports import unused_port as free_port
+from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
+from ais_pipeline.rules.outputs import read_jsonl
+from ais_pipeline.rules.plain import read_lines, run_plain
+from ais_pipeline.tools.ports import unused_port as free_port
 from tests.flink.test_job import ROOT, final
-from udfs.config import SAMPLE_INPUT, PipelineConfig
-from udfs.outputs import read_jsonl
-from udfs.plain import read_lines, run_plain
 
 pytestmark = pytest.mark.flink
 # 02:15:17.000 (the newest report) - 10 s - 1 ms is 02:15:06.999; the job's watermark moves in
@@ -36,7 +36,7 @@ def test_idle_source_subtask_does_not_freeze_the_watermark(tmp_path: Path):
     watched, out = tmp_path / "in", tmp_path / "out"
     watched.mkdir()
     shutil.copy(SAMPLE_INPUT, watched / SAMPLE_INPUT.name)
-    cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--input", str(watched), "--output", str(out)]
+    cmd = [sys.executable, "-m", "ais_pipeline.flink.job", "--input", str(watched), "--output", str(out)]
     port = free_port()
     cmd += ["--follow", "--parallelism", "2", "--idle-timeout", "2", "--web-ui-port", str(port)]
     log = (tmp_path / "job.log").open("w")

@@ -21,17 +21,17 @@ from typing import Any
 
 import pytest
 
+from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
+from ais_pipeline.rules.outputs import read_jsonl
+from ais_pipeline.rules.plain import read_lines, run_plain, write_outputs
 from tests.nmea import BASE, position, tagged
-from udfs.config import SAMPLE_INPUT, PipelineConfig
-from udfs.outputs import read_jsonl
-from udfs.plain import read_lines, run_plain, write_outputs
 
 pytestmark = pytest.mark.flink
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_job(input_path: Path, output: Path, *flags: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--input", str(input_path), "--output", str(output)]
+    cmd = [sys.executable, "-m", "ais_pipeline.flink.job", "--input", str(input_path), "--output", str(output)]
     cmd += ["--web-ui-port", "0", *flags]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.ports import unused_port as free_port
+from ais_pipeline.tools.ports import unused_port as free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = ROOT / "scripts" / "cluster.sh"

@@ -13,13 +13,23 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from ais_pipeline.config import OUTPUT_KEYS
 from tests.integration.conftest import CLUSTER, ROOT
-from udfs.config import OUTPUT_KEYS
 
 
 def replay(kafka: str, topic: str, path: Path, lines: int) -> None:
     """``ais-pipeline replay`` of a capture into a topic; it must report every line."""
-    cmd = [sys.executable, "-m", "jobs.cli", "replay", str(path), "--topic", topic, "--bootstrap-servers", kafka]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ais_pipeline.cli",
+        "replay",
+        str(path),
+        "--topic",
+        topic,
+        "--bootstrap-servers",
+        kafka,
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"replayed {lines} lines"), proc.stdout

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from ais_pipeline.config import SAMPLE_INPUT
 from tests.flink.test_job import assert_same_outputs, run_oracle
 from tests.integration.conftest import CLUSTER
-from udfs.config import SAMPLE_INPUT
 
 pytestmark = pytest.mark.integration
 

@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from ais_pipeline.config import SAMPLE_INPUT
+from ais_pipeline.rules.outputs import read_jsonl
+from ais_pipeline.rules.parse import parse_line
+from ais_pipeline.rules.records import Report
 from tests.flink.test_job import ROOT, SAMPLE_SUMMARY, assert_same_outputs, run_oracle
 from tests.integration.conftest import free_port
 from tests.integration.kafka_util import (
@@ -26,10 +30,6 @@ from tests.integration.kafka_util import (
     wait_for_state,
     write_outputs,
 )
-from udfs.config import SAMPLE_INPUT
-from udfs.outputs import read_jsonl
-from udfs.parse import parse_line
-from udfs.records import Report
 
 pytestmark = pytest.mark.integration
 
@@ -153,7 +153,7 @@ def prometheus_values(job: str, metric: str) -> list[float]:
 
 
 def run_local(*flags: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "jobs.ais_pipeline", "--source", "kafka", "--web-ui-port", "0", *flags]
+    cmd = [sys.executable, "-m", "ais_pipeline.flink.job", "--source", "kafka", "--web-ui-port", "0", *flags]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
@@ -206,7 +206,7 @@ def test_sasl_credentials_pass_through_from_a_properties_file_and_are_never_prin
         f'username="{SASL_USER}" password="{SASL_PASSWORD}";\n'
         f"sasl.username={SASL_USER}\nsasl.password={SASL_PASSWORD}\n"
     )
-    cmd = [sys.executable, "-m", "jobs.cli", "replay", str(SAMPLE_INPUT), "--topic", "secured"]
+    cmd = [sys.executable, "-m", "ais_pipeline.cli", "replay", str(SAMPLE_INPUT), "--topic", "secured"]
     cmd += ["--bootstrap-servers", sasl_kafka, "--kafka-properties", str(props)]
     replayed = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert replayed.returncode == 0, replayed.stderr

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jobs.replay import parse_args as replay_args
-from udfs.config import parse_config
+from ais_pipeline.config import parse_config
+from ais_pipeline.tools.replay import parse_args as replay_args
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ def conf() -> dict:
 
 def job_args(compose: dict) -> list[str]:
     command = " ".join(compose["services"]["submit"]["command"].split())
-    return shlex.split(command.split("--pyFiles /opt/ais/udfs", 1)[1].strip().rstrip('"'))
+    return shlex.split(command.split("--pyFiles /opt/ais/ais_pipeline", 1)[1].strip().rstrip('"'))
 
 
 def test_services_and_web_ui_port_match_flink_conf(compose, conf):
@@ -53,7 +53,7 @@ def test_prometheus_reporter_is_the_one_flink_conf_configures(compose, conf):
 
 def test_submitter_runs_the_kafka_job_with_flags_the_job_accepts(compose):
     command = " ".join(compose["services"]["submit"]["command"].split())
-    assert "flink run -d -m jobmanager:8081 -py /opt/ais/jobs/ais_pipeline.py" in command
+    assert "flink run -d -m jobmanager:8081 -py /opt/ais/ais_pipeline/flink/job.py" in command
     config = parse_config(job_args(compose), environ={})
     assert config.source == "kafka" and config.bootstrap_servers == "kafka:9092" and config.topic == "ais-raw"
     assert config.output_topics()["aggregates"] == "ais.aggregates"
@@ -86,10 +86,22 @@ def test_images_and_versions_are_pinned_and_agree_with_the_project(compose):
     assert f"ARG KAFKA_CONNECTOR={connector}" in dockerfile
     kafka_version = re.search(r"<kafka.version>(.+)</", pom).group(1)  # type: ignore[union-attr]
     assert compose["services"]["kafka"]["image"] == f"apache/kafka:{kafka_version}"
-    for path in ("jobs", "udfs", "java", "scripts", "data", "connectors", "flink-conf/config.yaml"):
+    for path in ("ais_pipeline", "scripts", "data", "connectors", "flink-conf/config.yaml"):
         assert f"COPY {path} " in dockerfile and (ROOT / path).exists()
+    assert "COPY java /src/java" in dockerfile
     assert "flink-python-" in dockerfile  # thread mode on a cluster needs it in lib/ (pemja, Java 17)
-    assert "build-java.sh kafka" in dockerfile
+    assert "mvn -q -B -f /src/java/pom.xml -DskipTests package" in dockerfile  # the job's Java classes
+
+
+def test_the_java_module_builds_against_the_flink_and_connector_the_job_runs_on():
+    java_pom = (ROOT / "java" / "pom.xml").read_text()
+    connectors_pom = (ROOT / "connectors" / "pom.xml").read_text()
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    flink = re.search(r"<flink.version>(.+)</", java_pom).group(1)  # type: ignore[union-attr]
+    assert f'"apache-flink=={flink}"' in pyproject
+    connector = re.search(r"<flink.kafka.connector.version>(.+)</", java_pom).group(1)  # type: ignore[union-attr]
+    assert f"<flink.kafka.connector.version>{connector}</" in connectors_pom
+    assert java_pom.count("<scope>provided</scope>") == 2  # Flink and the connector come from the runtime
 
 
 def test_checkpoints_go_to_a_volume_every_flink_container_shares(compose, conf):

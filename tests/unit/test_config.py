@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.ais_pipeline import main
-from udfs.config import SAMPLE_INPUT, ConfigError, parse_config
+from ais_pipeline.config import SAMPLE_INPUT, ConfigError, parse_config
+from ais_pipeline.flink.job import main
 
 pytestmark = pytest.mark.unit
 
@@ -138,7 +138,7 @@ def test_kafka_client_properties_come_from_a_file_and_the_environment_and_never_
 
 
 def test_checkpoint_interval_zero_turns_checkpoints_off_for_a_local_run():
-    from jobs.ais_pipeline import CHECKPOINT_INTERVAL, flink_settings
+    from ais_pipeline.flink.environment import CHECKPOINT_INTERVAL, flink_settings
 
     assert flink_settings(parse_config([], environ={}))[CHECKPOINT_INTERVAL] == "10s"  # flink-conf/
     assert CHECKPOINT_INTERVAL not in flink_settings(parse_config(["--checkpoint-interval", "0"], environ={}))
@@ -146,14 +146,14 @@ def test_checkpoint_interval_zero_turns_checkpoints_off_for_a_local_run():
 
 
 def test_replay_tool_leaves_out_java_only_client_properties():
-    from jobs.replay import librdkafka_properties
+    from ais_pipeline.tools.replay import librdkafka_properties
 
     props = {"security.protocol": "SASL_SSL", "sasl.jaas.config": "x", "ssl.truststore.location": "/t"}
     assert librdkafka_properties(props) == {"security.protocol": "SASL_SSL"}
 
 
 def test_client_class_names_are_shaded_for_the_sql_connector_jar():
-    from jobs.kafka_io import for_shaded_connector
+    from ais_pipeline.flink.kafka import for_shaded_connector
 
     jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";'
     shaded = "org.apache.flink.kafka.shaded.org.apache.kafka."

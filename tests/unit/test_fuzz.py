@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ais_pipeline.config import PipelineConfig
+from ais_pipeline.rules import outputs
+from ais_pipeline.rules.plain import read_lines, run_plain, write_outputs
 from tests.fuzz import SAMPLE_LINES, damaged_line
-from udfs import outputs
-from udfs.config import PipelineConfig
-from udfs.plain import read_lines, run_plain, write_outputs
 
 pytestmark = pytest.mark.unit
 

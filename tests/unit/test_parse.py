@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from tests.nmea import BASE, position, tagged
-from udfs.parse import (
+from ais_pipeline.rules.parse import (
     DeadLetter,
     Skipped,
     event_time,
@@ -15,7 +14,8 @@ from udfs.parse import (
     parse_json,
     parse_nmea,
 )
-from udfs.records import TIME_UNKNOWN, Fragment, Report
+from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report
+from tests.nmea import BASE, position, tagged
 
 pytestmark = pytest.mark.unit
 
@@ -178,7 +178,7 @@ def test_json_without_lat_lon_is_a_report_without_a_fix():
 
 
 def test_bytes_that_are_not_text_are_dead_lettered_as_not_text_in_either_format():
-    from udfs.parse import parse_line
+    from ais_pipeline.rules.parse import parse_line
 
     # b"\xff\xfe\x00..." as Flink's text line format and the Kafka deserializer decode it.
     binary = b"\xff\xfe\x00\x01binary".decode("utf-8", errors="replace")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.report import busiest, final_aggregates, main
-from udfs.outputs import read_jsonl
-from udfs.plain import main as plain_main
+from ais_pipeline.rules.outputs import read_jsonl
+from ais_pipeline.rules.plain import main as plain_main
+from ais_pipeline.tools.report import busiest, final_aggregates, main
 
 pytestmark = pytest.mark.unit
 

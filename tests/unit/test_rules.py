@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from ais_pipeline.config import PipelineConfig
+from ais_pipeline.rules.multipart import Step
+from ais_pipeline.rules.plain import PlainResult, run_plain
 from tests.nmea import BASE, position, sentences, tagged
-from udfs.config import PipelineConfig
-from udfs.multipart import Step
-from udfs.plain import PlainResult, run_plain
 
 pytestmark = pytest.mark.unit
 
@@ -147,8 +147,8 @@ def test_a_group_split_by_a_report_41_minutes_later_still_reassembles(fixtures):
 
 
 def test_multipart_deadline_passing_dead_letters_the_pending_group():
-    from udfs.multipart import DictGroupStore, MultipartAssembler
-    from udfs.parse import parse_nmea
+    from ais_pipeline.rules.multipart import DictGroupStore, MultipartAssembler
+    from ais_pipeline.rules.parse import parse_nmea
 
     first, _ = sentences({"type": 5, "mmsi": A, "shipname": "ALPHA"}, seq_id=2)
     frag = parse_nmea(tagged(first, T0, "shore", group="1-2-5"))
@@ -231,9 +231,9 @@ def test_clock_70_years_fast_is_dead_lettered_and_does_not_make_others_late():
 
 
 def test_every_line_of_a_real_capture_is_accounted_for_exactly_once():
-    from udfs import outputs
-    from udfs.config import SAMPLE_INPUT
-    from udfs.plain import read_lines, write_outputs
+    from ais_pipeline.config import SAMPLE_INPUT
+    from ais_pipeline.rules import outputs
+    from ais_pipeline.rules.plain import read_lines, write_outputs
 
     lines = list(read_lines(SAMPLE_INPUT))
     result = run_plain(PipelineConfig(), lines)

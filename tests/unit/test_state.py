@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from ais_pipeline.rules.dedup import DictVesselStore, VesselLogic
+from ais_pipeline.rules.parse import parse_nmea
+from ais_pipeline.rules.records import Report, VesselPane
+from ais_pipeline.rules.windows import CellWindows, DictCellStore, WindowSpec
 from tests.nmea import BASE, position, tagged
-from udfs.dedup import DictVesselStore, VesselLogic
-from udfs.parse import parse_nmea
-from udfs.records import Report, VesselPane
-from udfs.windows import CellWindows, DictCellStore, WindowSpec
 
 pytestmark = pytest.mark.unit
 

@@ -1,0 +1,97 @@
+"""Where the job runs: a local mini-cluster configured from ``flink-conf/config.yaml``, or the
+cluster of ``flink run``; and the file source of a local run."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyflink.common import Configuration, Duration, WatermarkStrategy
+from pyflink.datastream import DataStream, StreamExecutionEnvironment
+from pyflink.datastream.connectors.file_system import FileSource, StreamFormat
+
+from ais_pipeline.config import PROJECT_ROOT, PipelineConfig
+from ais_pipeline.flink.job import submitted_by_flink_cli
+
+CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
+
+
+def flink_settings(config: PipelineConfig) -> dict[str, str]:
+    """flink-conf/config.yaml flattened, plus what a local run must set for itself."""
+    import yaml
+
+    def flatten(prefix: str, node: object, out: dict[str, str]) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                flatten(f"{prefix}.{key}" if prefix else str(key), value, out)
+        elif isinstance(node, list):
+            out[prefix] = ";".join(str(v) for v in node)
+        elif isinstance(node, bool):
+            out[prefix] = "true" if node else "false"
+        else:
+            out[prefix] = str(node)
+
+    interval = config.checkpoint_interval_s
+    if submitted_by_flink_cli():  # the cluster has its own settings; -pyexec names its Python
+        settings = {"parallelism.default": str(config.parallelism)}
+        if interval:
+            settings[CHECKPOINT_INTERVAL] = f"{interval}s"
+        return settings
+    settings = {}
+    conf_file = config.flink_conf_dir / "config.yaml"
+    if conf_file.exists():
+        flatten("", yaml.safe_load(conf_file.read_text()) or {}, settings)
+    if interval == 0:
+        settings.pop(CHECKPOINT_INTERVAL, None)
+    elif interval is not None:
+        settings[CHECKPOINT_INTERVAL] = f"{interval}s"
+    settings["parallelism.default"] = str(config.parallelism)
+    settings["python.executable"] = sys.executable
+    settings["python.client.executable"] = sys.executable
+    settings["rest.port"] = str(config.web_ui_port)
+    settings["rest.bind-port"] = str(config.web_ui_port)
+    return settings
+
+
+def reporters_on_gateway_classpath() -> None:
+    """Let a local run load the metric reporters of flink-conf (Prometheus).
+
+    A cluster loads reporters as plugins from the package's plugins/ folder; Flink's mini-cluster
+    creates its metric registry without a plugin manager, so there a reporter must be on the
+    classpath. PyFlink's local gateway adds ``HADOOP_CLASSPATH`` to its classpath."""
+    import glob
+
+    import pyflink
+
+    plugins = os.path.join(os.path.dirname(pyflink.__file__), "plugins")
+    jars = sorted(glob.glob(os.path.join(plugins, "metrics-prometheus", "*.jar")))
+    current = [p for p in os.environ.get("HADOOP_CLASSPATH", "").split(os.pathsep) if p]
+    os.environ["HADOOP_CLASSPATH"] = os.pathsep.join(dict.fromkeys([*current, *jars]))
+
+
+def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:
+    """A StreamExecutionEnvironment on a local mini-cluster configured from flink-conf/ (or, under
+    ``flink run``, on that cluster)."""
+    # Thread mode embeds the interpreter in the JVM; it finds the venv's packages (pemja, pyflink)
+    # and this project only through PYTHONPATH, which the JVM inherits from this process.
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    paths = [str(PROJECT_ROOT), *site, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
+    if not submitted_by_flink_cli():
+        reporters_on_gateway_classpath()
+    conf = Configuration()
+    for key, value in flink_settings(config).items():
+        conf.set_string(key, value)
+    env = StreamExecutionEnvironment.get_execution_environment(conf)
+    env.set_parallelism(config.parallelism)
+    return env
+
+
+def file_source(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:
+    """Lines of a file or of every file under a directory: bounded (the job ends with the input),
+    or, with --follow, watching for new files until the job is stopped."""
+    builder = FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(config.input_path))
+    if config.follow:
+        builder = builder.monitor_continuously(Duration.of_seconds(1))
+    source = builder.build()
+    return env.from_source(source, WatermarkStrategy.no_watermarks(), "read lines").uid("source-lines")

@@ -1,0 +1,224 @@
+"""The AIS pipeline job: raw AIS lines to deduplicated positions and per-cell window aggregates.
+
+    ais-pipeline run [--input PATH] [--output DIR] [flags]
+    python -m ais_pipeline.flink.job [--input PATH] [--output DIR] [flags]
+    flink run -py ais_pipeline/flink/job.py --pyFiles ais_pipeline [flags]
+
+The run: the config (:mod:`ais_pipeline.config`), the environment
+(:mod:`ais_pipeline.flink.environment`), the topology (:func:`ais_pipeline.flink.topology.build_pipeline`)
+on a file or Kafka source, the sinks, and the run summary. Flink and the JVM are imported only
+once the flags are read, so a bad flag is a quick one-line error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+# Run as a script (flink run -py ais_pipeline/flink/job.py) the project root is not on sys.path.
+_ROOT = Path(__file__).resolve().parents[2]
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+from ais_pipeline.config import ConfigError, PipelineConfig, parse_config  # noqa: E402
+
+if TYPE_CHECKING:
+    from ais_pipeline.flink.topology import Streams
+
+log = logging.getLogger("ais_pipeline")
+
+
+def jsonl_sink(directory: Path):  # type: ignore[no-untyped-def]
+    """JSON Lines part files written straight into ``directory``, committed on every checkpoint
+    (and at the end of a bounded input), so a running job's outputs can be read as it goes."""
+    from pyflink.common.serialization import Encoder
+    from pyflink.datastream.connectors.file_system import (
+        BucketAssigner,
+        FileSink,
+        OutputFileConfig,
+        RollingPolicy,
+    )
+
+    return (
+        FileSink.for_row_format(str(directory), Encoder.simple_string_encoder())
+        .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
+        .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".jsonl").build())
+        .build()
+    )
+
+
+def attach_sinks(streams: Streams, output_dir: Path, tally_dir: Path, print_too: bool) -> None:
+    """Every output as JSON Lines under ``output_dir`` (the summary counts them there), the
+    tallies under ``tally_dir``, and, for a run without --output, every output printed too."""
+    for name, stream in streams.named().items():
+        stream.sink_to(jsonl_sink(output_dir / name)).name(f"write {name}").uid(f"sink-{name}")  # type: ignore[attr-defined]
+        if print_too:
+            stream.print(name).name(f"print {name}")  # type: ignore[attr-defined]
+    streams.tally.sink_to(jsonl_sink(tally_dir)).name("write tallies").uid("sink-tally")  # type: ignore[attr-defined]
+
+
+def execute_until_done_or_interrupted(env, name: str = "ais-pipeline") -> None:  # type: ignore[no-untyped-def]
+    """Run the job; Ctrl-C (or SIGTERM) cancels it and ends the run cleanly.
+
+    A blocking ``env.execute`` sits in a call to the JVM that a signal does not interrupt; here the
+    job runs detached and this process polls its status, sleeping in Python between polls."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    job = env.execute_async(name)
+    done = job.get_job_execution_result()
+    try:
+        while not done.done():
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        log.info("stopping: cancelling the job")
+        cancelled = job.cancel()
+        deadline = time.monotonic() + 30
+        while not cancelled.done() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        raise
+    done.result()  # raises when the job failed
+
+
+def count_input_lines(path: Path) -> int:
+    """Input lines as Flink's text line format splits them (\\n, \\r or \\r\\n)."""
+    from ais_pipeline.rules.plain import read_lines
+
+    return sum(1 for _ in read_lines(path))
+
+
+def run(config: PipelineConfig) -> dict[str, object]:
+    """Run the job on a file or directory in a local mini-cluster; returns the run summary."""
+    import json
+
+    from ais_pipeline.flink.environment import file_source, local_environment
+    from ais_pipeline.flink.topology import build_pipeline
+    from ais_pipeline.rules import outputs
+
+    env = local_environment(config)
+    lines = file_source(env, config)
+    streams = build_pipeline(env, lines, config)
+    scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
+    output_dir = config.output_dir or scratch / "out"
+    try:
+        for name in (*outputs.OUTPUTS, "summary.json"):
+            target = output_dir / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+        attach_sinks(streams, output_dir, scratch / "tally", print_too=config.output_dir is None)
+        started = time.monotonic()
+        execute_until_done_or_interrupted(env)
+        elapsed = time.monotonic() - started
+        summary = outputs.summarize(
+            outputs.read_tallies(scratch / "tally"), count_input_lines(config.input_path), output_dir
+        )
+        summary["seconds"] = round(elapsed, 3)
+        if config.output_dir is not None:
+            (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        return summary
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def checkpointing_on(env) -> bool:  # type: ignore[no-untyped-def]
+    return bool(env.get_checkpoint_config().is_checkpointing_enabled())
+
+
+def run_kafka(config: PipelineConfig) -> str:
+    """Run the job from a Kafka topic to one topic per output. Locally it runs until stopped (or,
+    with --bounded, until the input's offsets at start are consumed); under ``flink run`` it is
+    submitted and left running on the cluster. Returns the job id."""
+    from ais_pipeline.flink import kafka as kafka_io
+    from ais_pipeline.flink.environment import local_environment
+    from ais_pipeline.flink.topology import build_pipeline
+
+    env = local_environment(config)
+    for jar in kafka_io.kafka_jars():
+        env.add_jars(jar.as_uri())
+    kafka_io.check_topics(config)
+    exactly_once = checkpointing_on(env)
+    log.info(
+        "Kafka %s -> topics %s*, %s",
+        config.topic,
+        config.output_topic_prefix,
+        "exactly once (transactions committed on checkpoints)" if exactly_once else "at least once (no checkpoints)",
+    )
+    streams = build_pipeline(env, kafka_io.kafka_source(env, config), config, emit_tallies=False)
+    kafka_io.attach_kafka_sinks(streams, config, exactly_once)
+    if submitted_by_flink_cli():
+        job = env.execute_async(f"ais-pipeline {config.topic}")
+        job_id = str(job.get_job_id())
+        print(f"submitted job {job_id}")
+        return job_id
+    execute_until_done_or_interrupted(env, f"ais-pipeline {config.topic}")
+    return ""
+
+
+def submitted_by_flink_cli() -> bool:
+    """True under ``flink run -py``: the CLI starts this script with a gateway of its own and
+    the job goes to that cluster (whose web UI is the cluster's)."""
+    return "PYFLINK_GATEWAY_PORT" in os.environ
+
+
+def free_web_ui_port(config: PipelineConfig) -> PipelineConfig:
+    """The config with a usable web UI port: 0 picks a free one; a taken one is an error."""
+    import dataclasses
+
+    from ais_pipeline.tools.ports import bindable, unused_port
+
+    if submitted_by_flink_cli():
+        return config
+    if config.web_ui_port == 0:
+        return dataclasses.replace(config, web_ui_port=unused_port())
+    if not bindable(config.web_ui_port):
+        raise ConfigError(
+            f"--web-ui-port (WEB_UI_PORT): port {config.web_ui_port} is in use; pick another, or 0 for a free one"
+        )
+    return config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from ais_pipeline.rules import outputs
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        config = free_web_ui_port(parse_config(sys.argv[1:] if argv is None else argv))
+    except ConfigError as exc:
+        print(f"ais-pipeline: error: {exc}", file=sys.stderr)
+        return 2
+    if not submitted_by_flink_cli():
+        print(f"Flink web UI: http://localhost:{config.web_ui_port} (while the job runs)", file=sys.stderr)
+    if config.source == "kafka":
+        try:
+            run_kafka(config)
+        except ConfigError as exc:
+            print(f"ais-pipeline: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("ais-pipeline: stopped", file=sys.stderr)
+            return 130
+        return 0
+    log.info("input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed")
+    try:
+        summary = run(config)
+    except KeyboardInterrupt:
+        print("ais-pipeline: stopped", file=sys.stderr)
+        return 130
+    print(outputs.format_summary(summary))
+    if config.output_dir is not None:
+        print(f"outputs in {config.output_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

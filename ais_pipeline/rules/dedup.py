@@ -1,0 +1,263 @@
+"""Per-vessel deduplication and lateness, in plain Python.
+
+The Flink operator keyed by MMSI calls :meth:`VesselLogic.process` for every report of one vessel
+and :meth:`VesselLogic.on_timer` for its event-time timers, over a :class:`VesselStore` that it
+backs with keyed state. Tests and the plain implementation back the same store with dicts.
+
+The rules (SPEC.md, "Positions and deduplication"):
+
+- exact duplicate: the same identity first seen no more than the dedup TTL earlier or later in
+  event time; the first arrival wins;
+- near duplicate: the same position (5 decimals) as the vessel's last kept report within the near
+  window;
+- static and voyage reports (5, 24A, 24B): kept when the content differs from the last one kept,
+  or when that one is older than the static TTL; otherwise a duplicate;
+- a position report too late for every window of both kinds is late, not kept; one too late for
+  one kind only is kept and also reported late for that kind.
+
+Identities are remembered for ``dedup TTL + retention`` of event time behind the vessel's newest
+report (retention covers the sliding window, the allowed lateness and the out-of-orderness), and a
+vessel's whole state is dropped once its newest report is older than that, or than the static TTL,
+in event time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import pygeohash
+
+from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
+from ais_pipeline.rules.parse import DeadLetter
+from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
+from ais_pipeline.rules.windows import SLIDING, TUMBLING, WindowSpec
+
+KEPT_POSITION = "positions_kept"
+KEPT_STATIC = "static_kept"
+DUPLICATE_EXACT = "duplicates_exact"
+DUPLICATE_NEAR = "duplicates_near"
+DUPLICATE_STATIC = "static_duplicates"
+NO_POSITION = "no_position"
+LATE = "late"
+DEAD_LETTER = "dead_letter"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of one report. ``late_windows`` names the window kinds it missed."""
+
+    kind: str
+    report: Report
+    position: Position | None = None
+    static: Static | None = None
+    cell: str = ""
+    late_windows: tuple[str, ...] = ()
+    detail: str = ""
+
+    @property
+    def tally(self) -> str | None:
+        """The tally record this outcome makes for the run summary; None when it has an output
+        record of its own (kept reports, dead letters), which the summary counts instead. Exact
+        and near duplicates and late reports, which the report charts per minute of event time,
+        are tallied as ``figure@minute``; the summary adds those up into the figure's total."""
+        if self.kind in (KEPT_POSITION, KEPT_STATIC, DEAD_LETTER):
+            return None
+        if self.kind in (DUPLICATE_EXACT, DUPLICATE_NEAR, LATE):
+            ts = self.report.ts
+            return f"{self.kind}@{ts - ts % 60_000}"
+        return self.kind
+
+    def dead_letter(self) -> DeadLetter | None:
+        if self.kind != DEAD_LETTER:
+            return None
+        return DeadLetter(self.report.raw, "decode", self.report.receiver, self.detail)
+
+
+@dataclass(frozen=True, slots=True)
+class VesselMeta:
+    last_lat5: int  # last kept position, in 1e-5 degrees
+    last_lon5: int
+    last_ts: int  # event time of the last kept position, TIME_UNKNOWN when none yet
+    max_ts: int  # newest event time seen for the vessel
+    pruned_at: int  # max_ts when identities were last pruned
+    cleanup_at: int  # pending cleanup timer, TIME_UNKNOWN when none
+
+
+class VesselStore(Protocol):
+    """The keyed state of one vessel."""
+
+    def first_seen(self, identity: str) -> int | None: ...
+    def remember(self, identity: str, ts: int) -> None: ...
+    def identities(self) -> list[tuple[str, int]]: ...
+    def forget(self, identity: str) -> None: ...
+    def meta(self) -> VesselMeta | None: ...
+    def set_meta(self, meta: VesselMeta) -> None: ...
+    def static(self, kind: str) -> tuple[str, int] | None: ...
+    def set_static(self, kind: str, content: str, ts: int) -> None: ...
+    def clear(self) -> None: ...
+    def register_timer(self, ts: int) -> None: ...
+
+
+# Vessels (MMSIs) are spread over a fixed number of shards, the key of the dedup operator:
+# reports reach it in batches per shard (``ais.flink.KeyedBatches``, which computes the same
+# ``mmsi mod VESSEL_SHARDS``). Fixed, so that savepoints restore at any parallelism up to it.
+VESSEL_SHARDS = 16
+
+
+def geohash_cell(lat: float, lon: float, precision: int) -> str:
+    return pygeohash.encode(lat, lon, precision)
+
+
+def sog_milli(sog: float | None) -> tuple[int, int]:
+    """(sum, count) contribution of one report's speed, in thousandths of a knot."""
+    return (0, 0) if sog is None else (round(sog * 1000), 1)
+
+
+class VesselLogic:
+    def __init__(
+        self,
+        spec: WindowSpec,
+        dedup_ttl_ms: int,
+        near_window_ms: int,
+        static_ttl_ms: int,
+        out_of_orderness_ms: int,
+        geohash_precision: int,
+    ) -> None:
+        self.spec = spec
+        self.dedup_ttl_ms = dedup_ttl_ms
+        self.near_window_ms = near_window_ms
+        self.static_ttl_ms = static_ttl_ms
+        self.geohash_precision = geohash_precision
+        # How far behind its vessel's newest report a copy can still matter to some window.
+        self.identity_horizon_ms = dedup_ttl_ms + spec.slide_size_ms + spec.lateness_ms + out_of_orderness_ms
+        self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms)
+
+    def process(self, store: VesselStore, report: Report, watermark: int) -> tuple[Outcome, VesselPane | None]:
+        """Decide one report; returns its outcome and, for a kept position, its contribution to
+        the windows of its cell."""
+        meta = store.meta()
+        ts = report.ts
+        if meta is None:
+            meta = VesselMeta(0, 0, TIME_UNKNOWN, ts, ts, TIME_UNKNOWN)
+        if ts > meta.max_ts:
+            meta = replace(meta, max_ts=ts)
+        if meta.cleanup_at == TIME_UNKNOWN:
+            meta = replace(meta, cleanup_at=self.spec.timer_at_or_after(meta.max_ts + self.retention_ms))
+            store.register_timer(meta.cleanup_at)
+        if meta.max_ts - meta.pruned_at >= self.dedup_ttl_ms:
+            self._prune(store, meta.max_ts)
+            meta = replace(meta, pruned_at=meta.max_ts)
+        outcome, pane = self._decide(store, report, watermark, meta)
+        if outcome.kind == KEPT_POSITION and outcome.position is not None:
+            pos = outcome.position
+            assert pos.lat is not None and pos.lon is not None
+            meta = replace(meta, last_lat5=round(pos.lat * 1e5), last_lon5=round(pos.lon * 1e5), last_ts=ts)
+        store.set_meta(meta)
+        return outcome, pane
+
+    def _prune(self, store: VesselStore, max_ts: int) -> None:
+        horizon = max_ts - self.identity_horizon_ms
+        for identity, first in store.identities():
+            if first < horizon:
+                store.forget(identity)
+
+    def _decide(
+        self, store: VesselStore, report: Report, watermark: int, meta: VesselMeta
+    ) -> tuple[Outcome, VesselPane | None]:
+        ts = report.ts
+        if report.msg_type not in STATIC_TYPES:
+            first = store.first_seen(report.identity)
+            if first is not None and abs(ts - first) <= self.dedup_ttl_ms:
+                return Outcome(DUPLICATE_EXACT, report), None
+        try:
+            decoded = decode(report)
+        except DecodeError as exc:
+            return Outcome(DEAD_LETTER, report, detail=str(exc)), None
+        if isinstance(decoded, Static):
+            previous = store.static(decoded.kind)
+            content = decoded.content
+            if previous is not None and previous[0] == content and abs(ts - previous[1]) <= self.static_ttl_ms:
+                return Outcome(DUPLICATE_STATIC, report, static=decoded), None
+            store.set_static(decoded.kind, content, ts)
+            return Outcome(KEPT_STATIC, report, static=decoded), None
+        store.remember(report.identity, ts)
+        pos = decoded
+        if pos.lat is None or pos.lon is None:
+            return Outcome(NO_POSITION, report, position=pos), None
+        if (
+            meta.last_ts != TIME_UNKNOWN
+            and abs(ts - meta.last_ts) <= self.near_window_ms
+            and round(pos.lat * 1e5) == meta.last_lat5
+            and round(pos.lon * 1e5) == meta.last_lon5
+        ):
+            return Outcome(DUPLICATE_NEAR, report, position=pos), None
+        cell = geohash_cell(pos.lat, pos.lon, self.geohash_precision)
+        late_t, late_s = self.spec.late_kinds(ts, watermark)
+        late = tuple(kind for kind, is_late in ((TUMBLING, late_t), (SLIDING, late_s)) if is_late)
+        if late_t and late_s:
+            return Outcome(LATE, report, position=pos, cell=cell, late_windows=late), None
+        outcome = Outcome(KEPT_POSITION, report, position=pos, cell=cell, late_windows=late)
+        sog_sum, sog_n = sog_milli(pos.sog)
+        sliding_from = 0
+        if not late_s:
+            ends = self.spec.sliding_ends(ts)
+            first_open = next(e for e in ends if not self.spec.closed(e, watermark))
+            sliding_from = 0 if first_open == ends[0] else first_open
+        pane = VesselPane(
+            cell, self.spec.pane_start(ts), report.mmsi, 1, sog_sum, sog_n, not late_t, not late_s, sliding_from
+        )
+        return outcome, pane
+
+    def on_timer(self, store: VesselStore, ts: int) -> None:
+        """Drop the vessel once its newest report is older than the retention, in event time."""
+        meta = store.meta()
+        if meta is not None and meta.cleanup_at == ts:
+            if meta.max_ts + self.retention_ms <= ts:
+                store.clear()
+            else:
+                cleanup_at = self.spec.timer_at_or_after(max(meta.max_ts + self.retention_ms, ts + 1))
+                store.register_timer(cleanup_at)
+                store.set_meta(replace(meta, cleanup_at=cleanup_at))
+
+
+class DictVesselStore:
+    """A :class:`VesselStore` in plain dicts, for tests and the plain implementation."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self._meta: VesselMeta | None = None
+        self._static: dict[str, tuple[str, int]] = {}
+        self.timers: set[int] = set()
+
+    def first_seen(self, identity: str) -> int | None:
+        return self._ids.get(identity)
+
+    def remember(self, identity: str, ts: int) -> None:
+        self._ids[identity] = ts
+
+    def identities(self) -> list[tuple[str, int]]:
+        return list(self._ids.items())
+
+    def forget(self, identity: str) -> None:
+        del self._ids[identity]
+
+    def meta(self) -> VesselMeta | None:
+        return self._meta
+
+    def set_meta(self, meta: VesselMeta) -> None:
+        self._meta = meta
+
+    def static(self, kind: str) -> tuple[str, int] | None:
+        return self._static.get(kind)
+
+    def set_static(self, kind: str, content: str, ts: int) -> None:
+        self._static[kind] = (content, ts)
+
+    def clear(self) -> None:
+        self._ids.clear()
+        self._meta = None
+        self._static.clear()
+
+    def register_timer(self, ts: int) -> None:
+        self.timers.add(ts)

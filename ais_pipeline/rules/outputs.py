@@ -1,0 +1,250 @@
+"""The job's outputs as JSON Lines, exactly as SPEC.md names their fields, and the run summary."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+
+from ais_pipeline.rules.decode import Position, Static
+from ais_pipeline.rules.dedup import KEPT_POSITION, KEPT_STATIC, Outcome
+from ais_pipeline.rules.parse import DeadLetter
+from ais_pipeline.rules.windows import Aggregate
+
+OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter")
+TALLY_DIR = "_tally"
+
+# Summary figures, in the order summary.json lists them. Each input line lands in exactly one of
+# the line buckets; see ``accounted_lines``.
+SUMMARY_COUNTS = (
+    "lines",
+    "positions_kept",
+    "duplicates_exact",
+    "duplicates_near",
+    "static_kept",
+    "static_duplicates",
+    "no_position",
+    "other_types",
+    "not_ais",
+    "skipped",
+    "fragments_joined",
+    "no_time",
+    "late",
+)
+
+
+@lru_cache(maxsize=4096)
+def _iso_seconds(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def iso_ms(ts: int) -> str:
+    """Epoch milliseconds as ISO 8601 UTC with milliseconds: ``2026-07-13T09:14:07.000Z``."""
+    return f"{_iso_seconds(ts // 1000)}.{ts % 1000:03d}Z"
+
+
+def _dumps(obj: dict[str, object]) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def position_fields(pos: Position, cell: str) -> dict[str, object]:
+    return {
+        "mmsi": pos.mmsi,
+        "msg_type": pos.msg_type,
+        "timestamp": iso_ms(pos.ts),
+        "lat": pos.lat,
+        "lon": pos.lon,
+        "sog": pos.sog,
+        "cog": pos.cog,
+        "heading": pos.heading,
+        "receiver": pos.receiver or None,
+        "cell": cell,
+    }
+
+
+def position_json(pos: Position, cell: str) -> str:
+    return _dumps(position_fields(pos, cell))
+
+
+def late_json(pos: Position, cell: str, window: str) -> str:
+    fields = position_fields(pos, cell)
+    fields["window"] = window
+    return _dumps(fields)
+
+
+def static_json(static: Static) -> str:
+    obj: dict[str, object] = {"mmsi": static.mmsi, "msg_type": static.msg_type, "timestamp": iso_ms(static.ts)}
+    obj.update(static.fields)
+    obj["receiver"] = static.receiver or None
+    return _dumps(obj)
+
+
+def aggregate_json(agg: Aggregate) -> str:
+    # The hottest output (every cell, every window end): formatted directly, the same text as
+    # json.dumps gives for these field types (window and cell are plain ASCII identifiers).
+    avg = "null" if agg.avg_sog is None else repr(agg.avg_sog)
+    return (
+        f'{{"window":"{agg.window}","cell":"{agg.cell}","window_start":"{iso_ms(agg.window_start)}",'
+        f'"window_end":"{iso_ms(agg.window_end)}","reports":{agg.reports},"vessels":{agg.vessels},'
+        f'"avg_sog":{avg},"revision":{agg.revision}}}'
+    )
+
+
+def dead_letter_json(dead: DeadLetter) -> str:
+    obj: dict[str, object] = {"raw": dead.raw, "reason": dead.reason}
+    if dead.receiver:
+        obj["receiver"] = dead.receiver
+    if dead.detail:
+        obj["detail"] = dead.detail
+    return _dumps(obj)
+
+
+def outcome_records(outcome: Outcome) -> list[tuple[str, str]]:
+    """The output records (output name, JSON) of one dedup outcome, dead letters aside: a kept
+    position or static report, and one late record per window kind the report missed."""
+    records: list[tuple[str, str]] = []
+    if outcome.kind == KEPT_POSITION and outcome.position is not None:
+        records.append(("positions", position_json(outcome.position, outcome.cell)))
+    elif outcome.kind == KEPT_STATIC and outcome.static is not None:
+        records.append(("static", static_json(outcome.static)))
+    if outcome.late_windows and outcome.position is not None:
+        records.extend(("late", late_json(outcome.position, outcome.cell, w)) for w in outcome.late_windows)
+    return records
+
+
+def read_jsonl(directory: Path) -> list[dict[str, object]]:
+    """Every record of one output directory (Flink's part files, hidden in-progress files skipped)."""
+    records: list[dict[str, object]] = []
+    if not directory.is_dir():
+        return records
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            with path.open(encoding="utf-8") as fh:
+                records.extend(json.loads(line) for line in fh if line.strip())
+    return records
+
+
+def read_tallies(directory: Path) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    if not directory.is_dir():
+        return counts
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            with path.open(encoding="utf-8") as fh:
+                counts.update(line.strip() for line in fh if line.strip())
+    return counts
+
+
+def tally_totals(tallies: Counter[str]) -> Counter[str]:
+    """Tallies per summary figure: ``figure@minute`` tallies add up into the figure's total."""
+    totals: Counter[str] = Counter()
+    for name, n in tallies.items():
+        totals[name.partition("@")[0]] += n
+    return totals
+
+
+def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, object]:
+    """summary.json: the tallies the operators emitted for what has no output of its own, the
+    outputs counted, and the input lines read."""
+    totals = tally_totals(tallies)
+    summary: dict[str, object] = {name: totals.get(name, 0) for name in SUMMARY_COUNTS}
+    summary["lines"] = lines
+    summary["positions_kept"] = count_lines(output_dir / "positions")
+    summary["static_kept"] = count_lines(output_dir / "static")
+    dead = read_jsonl(output_dir / "dead_letter")
+    summary["dead_letter"] = dict(sorted(Counter(str(d["reason"]) for d in dead).items()))
+    summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead)
+    late = Counter(str(r["window"]) for r in read_jsonl(output_dir / "late"))
+    summary["late_records"] = {"tumbling": late.get("tumbling", 0), "sliding": late.get("sliding", 0)}
+    summary["duplicate_ratio"] = duplicate_ratio(
+        int(summary["positions_kept"]),  # type: ignore[call-overload]
+        int(totals.get("duplicates_exact", 0)),
+        int(totals.get("duplicates_near", 0)),
+    )
+    summary["accounted_lines"] = accounted_lines(summary)
+    summary["per_minute"] = per_minute(tallies, output_dir)
+    return summary
+
+
+def per_minute(tallies: Counter[str], output_dir: Path) -> dict[str, dict[str, int]]:
+    """Per minute of event time: positions kept (from the output), exact and near duplicates and
+    late reports (from the ``figure@minute`` tallies): the duplicate ratio over time."""
+    minutes: dict[int, Counter[str]] = {}
+    for name, n in tallies.items():
+        figure, sep, minute = name.partition("@")
+        if sep:
+            minutes.setdefault(int(minute), Counter())[figure] += n
+    for record in read_jsonl(output_dir / "positions"):
+        ts = parse_iso_ms(str(record["timestamp"]))
+        minutes.setdefault(ts - ts % 60_000, Counter())["positions_kept"] += 1
+    figures = ("positions_kept", "duplicates_exact", "duplicates_near", "late")
+    return {iso_ms(m): {f: minutes[m].get(f, 0) for f in figures} for m in sorted(minutes)}
+
+
+def parse_iso_ms(text: str) -> int:
+    """The inverse of :func:`iso_ms`."""
+    return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def duplicate_ratio(positions_kept: int, duplicates_exact: int, duplicates_near: int) -> float:
+    """Share of position reports dropped as duplicates (exact or near), of all valid ones decided."""
+    dropped = duplicates_exact + duplicates_near
+    total = positions_kept + dropped
+    return round(dropped / total, 4) if total else 0.0
+
+
+def count_lines(directory: Path) -> int:
+    """Records in one output directory (Flink's part files; hidden in-progress files skipped)."""
+    total = 0
+    if directory.is_dir():
+        for path in directory.rglob("*"):
+            if path.is_file() and not path.name.startswith("."):
+                with path.open("rb") as fh:
+                    total += sum(1 for line in fh if line.strip())
+    return total
+
+
+# Every figure but the total and ``no_time`` (those lines are counted again where they end up),
+# plus the lines of the dead letters.
+LINE_BUCKETS = (*(k for k in SUMMARY_COUNTS if k not in ("lines", "no_time")), "dead_letter_lines")
+
+
+def accounted_lines(summary: dict[str, object]) -> int:
+    """The lines the summary accounts for, each exactly once; equals ``lines`` when none was lost."""
+    return sum(int(summary[b]) for b in LINE_BUCKETS)  # type: ignore[call-overload]
+
+
+def format_summary(summary: dict[str, object]) -> str:
+    """The run summary as the CLI prints it."""
+    lines = [
+        f"lines read          {summary['lines']}",
+        f"positions kept      {summary['positions_kept']}",
+        f"static kept         {summary['static_kept']}",
+        f"exact duplicates    {summary['duplicates_exact']}",
+        f"near duplicates     {summary['duplicates_near']}",
+        f"static duplicates   {summary['static_duplicates']}",
+        f"duplicate ratio     {summary['duplicate_ratio']}",
+        f"no position         {summary['no_position']}",
+        f"other message types {summary['other_types']}",
+        f"not AIS             {summary['not_ais']}",
+        f"blank / comment     {summary['skipped']}",
+        f"fragments joined    {summary['fragments_joined']}",
+        f"no time (ingestion) {summary['no_time']}",
+        f"late (all windows)  {summary['late']}",
+    ]
+    late = summary["late_records"]
+    assert isinstance(late, dict)
+    lines.append(f"late records        tumbling {late['tumbling']}, sliding {late['sliding']}")
+    dead = summary["dead_letter"]
+    assert isinstance(dead, dict)
+    total = sum(dead.values())
+    detail = ", ".join(f"{k} {v}" for k, v in dead.items())
+    lines.append(f"dead-lettered       {total}" + (f" ({detail})" if detail else ""))
+    lines.append(f"lines accounted for {summary['accounted_lines']} of {summary['lines']}")
+    seconds = summary.get("seconds")
+    if isinstance(seconds, (int, float)) and seconds > 0:
+        rate = int(summary["lines"]) / seconds  # type: ignore[call-overload]
+        lines.append(f"processing time     {seconds:.1f} s ({rate:,.0f} lines/s)")
+    return "\n".join(lines)

@@ -1,0 +1,238 @@
+"""The same job as one plain Python loop: no Flink, dicts for state, a heap for timers.
+
+It runs the very logic the Flink operators run (parse, multipart, dedup, windows) with Flink's
+event-time rules at parallelism 1: a line is judged against the watermark of the lines before
+it; when a line moves the watermark, the timers that fall due fire, first the multipart ones,
+then the vessels', then the cells'. It is the alternative a user would write by hand, the oracle
+the Flink job is tested against, and the benchmark's baseline.
+
+    python -m ais_pipeline.rules.plain FILE [--output DIR] [flags]
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ais_pipeline.config import PipelineConfig, input_files, parse_config
+from ais_pipeline.rules import outputs
+from ais_pipeline.rules.dedup import DictVesselStore, VesselLogic
+from ais_pipeline.rules.multipart import DictGroupStore, MultipartAssembler
+from ais_pipeline.rules.parse import DeadLetter, Parsed, Skipped, event_time, parse_line, route_line
+from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report, VesselPane
+from ais_pipeline.rules.windows import CellWindows, DictCellStore, WindowSpec
+
+END_OF_INPUT = 2**63 - 1  # Flink's final watermark
+
+
+@dataclass
+class PlainResult:
+    positions: list[str] = field(default_factory=list)
+    static: list[str] = field(default_factory=list)
+    aggregates: list[str] = field(default_factory=list)
+    late: list[str] = field(default_factory=list)
+    dead_letter: list[str] = field(default_factory=list)
+    tallies: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def totals(self) -> Counter[str]:
+        """The tallies per summary figure (per-minute tallies added up)."""
+        return outputs.tally_totals(self.tallies)
+
+    def named(self) -> dict[str, list[str]]:
+        return {name: getattr(self, name) for name in outputs.OUTPUTS}
+
+
+class PlainPipeline:
+    def __init__(self, config: PipelineConfig, now_ms: int | None = None) -> None:
+        self.config = config
+        self.now_ms = now_ms
+        spec = WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms)
+        self.assembler = MultipartAssembler(config.multipart_timeout_ms)
+        self.vessel_logic = VesselLogic(
+            spec,
+            config.dedup_ttl_ms,
+            config.near_window_ms,
+            config.static_ttl_ms,
+            config.out_of_orderness_s * 1000,
+            config.geohash_precision,
+        )
+        self.windows = CellWindows(spec)
+        # Keyed state: a store per key, made on first use, as Flink's keyed state is.
+        self.groups: defaultdict[str, DictGroupStore] = defaultdict(DictGroupStore)  # pending groups only
+        self.vessels: defaultdict[int, DictVesselStore] = defaultdict(DictVesselStore)
+        self.cells: defaultdict[str, DictCellStore] = defaultdict(DictCellStore)
+        # One heap of (time, key) per operator, and the set of (time, key) already queued.
+        self._timers: dict[str, list[tuple[int, object]]] = {"vessels": [], "cells": []}
+        self._queued: dict[str, set[tuple[int, object]]] = {"vessels": set(), "cells": set()}
+        self.max_ts = TIME_UNKNOWN
+        self.watermark = TIME_UNKNOWN  # the source's
+        # Each operator's own watermark: it moves when the watermark reaches that operator, after
+        # the operators upstream have fired their timers (and sent on what those emitted).
+        self.op_watermark = {"vessels": TIME_UNKNOWN, "cells": TIME_UNKNOWN}
+        self.out = PlainResult()
+
+    # -- stores -------------------------------------------------------------------------------
+    def _collect_timers(self, kind: str, key: object, store: DictVesselStore | DictCellStore) -> None:
+        for ts in store.timers:
+            if (ts, key) not in self._queued[kind]:
+                self._queued[kind].add((ts, key))
+                heapq.heappush(self._timers[kind], (ts, key))  # type: ignore[misc]
+        store.timers.clear()
+
+    # -- operators -----------------------------------------------------------------------------
+    def _dead(self, dead: DeadLetter) -> None:
+        self.out.dead_letter.append(outputs.dead_letter_json(dead))
+
+    def _report(self, report: Report) -> None:
+        store = self.vessels[report.mmsi]
+        outcome, pane = self.vessel_logic.process(store, report, report.watermark)
+        self._collect_timers("vessels", report.mmsi, store)
+        named = self.out.named()
+        for name, text in outputs.outcome_records(outcome):
+            named[name].append(text)
+        dead = outcome.dead_letter()
+        if dead is not None:
+            self._dead(dead)
+        elif outcome.tally is not None:
+            self.out.tallies[outcome.tally] += 1
+        if pane is not None:
+            self._pane(pane)
+
+    def _pane(self, pane: VesselPane) -> None:
+        store = self.cells[pane.cell]
+        for agg in self.windows.on_contribution(store, pane, self.op_watermark["cells"]):
+            self.out.aggregates.append(outputs.aggregate_json(agg))
+        self._collect_timers("cells", pane.cell, store)
+
+    def _fragment(self, frag: Fragment) -> None:
+        store = self.groups[frag.group]
+        # A file replay never waits out a wall-clock deadline: only the end of input expires groups.
+        step = self.assembler.on_fragment(store, frag, now_ms=0)
+        if store.group is None:
+            del self.groups[frag.group]
+        if step.dead is not None:
+            self._dead(step.dead)
+        message = step.message
+        if message is None:
+            return
+        self.out.tallies["fragments_joined"] += step.joined
+        if isinstance(message, Report):
+            self._report(message)
+        elif isinstance(message, Skipped):
+            self.out.tallies[message.kind] += 1
+        else:
+            self._dead(message)
+
+    def _advance(self, watermark: int) -> None:
+        """The watermark moves: fire due timers operator by operator, as Flink forwards it."""
+        self.watermark = watermark
+        if watermark == END_OF_INPUT:
+            for group in sorted(self.groups):
+                dead = self.assembler.expire(self.groups[group], end_of_input=True)
+                if dead is not None:
+                    self._dead(dead)
+            self.groups.clear()
+        for kind in ("vessels", "cells"):
+            self.op_watermark[kind] = watermark
+            heap = self._timers[kind]
+            while heap and heap[0][0] <= watermark:
+                ts, key = heapq.heappop(heap)
+                self._queued[kind].discard((ts, key))
+                if kind == "vessels":
+                    vstore = self.vessels[key]  # type: ignore[index]
+                    self.vessel_logic.on_timer(vstore, ts)
+                    self._collect_timers("vessels", key, vstore)
+                    if vstore.meta() is None:
+                        self.vessels.pop(key, None)  # type: ignore[call-overload]
+                else:
+                    cstore = self.cells[key]  # type: ignore[index]
+                    for agg in self.windows.on_timer(cstore, key, ts):  # type: ignore[arg-type]
+                        self.out.aggregates.append(outputs.aggregate_json(agg))
+                    self._collect_timers("cells", key, cstore)
+
+    # -- input ---------------------------------------------------------------------------------
+    def feed(self, lines: Iterable[str]) -> None:
+        cfg = self.config
+        ooo = cfg.out_of_orderness_s * 1000
+        for line in lines:
+            now = self.now_ms if self.now_ms is not None else int(time.time() * 1000)
+            parsed = parse_line(line, cfg.input_format)
+            assigned = event_time(parsed, now, cfg.max_clock_skew_ms)
+            self._line(parsed, assigned)
+            if assigned != TIME_UNKNOWN and assigned > self.max_ts:
+                self.max_ts = assigned
+                if assigned - ooo - 1 > self.watermark:
+                    self._advance(assigned - ooo - 1)
+
+    def _line(self, parsed: Parsed, assigned: int) -> None:
+        routed = route_line(parsed, assigned, lambda: self.watermark)
+        self.out.tallies.update(routed.tallies)
+        if routed.dead is not None:
+            self._dead(routed.dead)
+        elif isinstance(routed.record, Report):
+            self._report(routed.record)
+        elif routed.record is not None:
+            self._fragment(routed.record)
+
+    def finish(self) -> PlainResult:
+        """End of input: the final watermark fires every timer left."""
+        self._advance(END_OF_INPUT)
+        return self.out
+
+
+def run_plain(config: PipelineConfig, lines: Iterable[str], now_ms: int | None = None) -> PlainResult:
+    pipeline = PlainPipeline(config, now_ms)
+    pipeline.feed(lines)
+    return pipeline.finish()
+
+
+def read_lines(path: Path) -> Iterable[str]:
+    """The lines of a file or directory as Flink's text line format reads them (split on \\n, \\r
+    or \\r\\n; bytes that are not UTF-8 replaced)."""
+    for file in input_files(path):
+        with file.open(encoding="utf-8", errors="replace", newline=None) as fh:
+            for line in fh:
+                yield line.rstrip("\n")
+
+
+def write_outputs(result: PlainResult, output_dir: Path) -> None:
+    """The outputs as the Flink job writes them: JSON Lines under one directory each."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for name, records in result.named().items():
+        target = output_dir / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        target.mkdir()
+        (target / "part-0.jsonl").write_text("".join(r + "\n" for r in records))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config = parse_config(sys.argv[1:] if argv is None else argv)
+    started = time.monotonic()
+    lines = list(read_lines(config.input_path))
+    result = run_plain(config, lines)
+    output_dir = config.output_dir or Path(tempfile.mkdtemp(prefix="ais-plain-"))
+    try:
+        write_outputs(result, output_dir)
+        summary = outputs.summarize(result.tallies, len(lines), output_dir)
+        summary["seconds"] = round(time.monotonic() - started, 3)
+        if config.output_dir is not None:
+            (output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    finally:
+        if config.output_dir is None:
+            shutil.rmtree(output_dir, ignore_errors=True)
+    print(outputs.format_summary(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

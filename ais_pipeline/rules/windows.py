@@ -1,0 +1,334 @@
+"""Event-time windows over panes, in plain Python.
+
+Both window kinds are made of panes of ``gcd(tumbling size, slide)``: a report updates one pane
+instead of the 15 windows a 900 s / 60 s sliding window would put it in. A window fires when the
+watermark passes its end; a contribution that arrives within the allowed lateness fires it again
+with the next ``revision``; once the watermark passes ``end + lateness`` the window is closed.
+
+``WindowSpec`` holds the arithmetic (shared with the dedup operator, which decides lateness);
+``CellWindows`` is the per-cell logic behind the Flink operator, over a small store interface
+that the operator backs with keyed state and the tests back with dicts.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from math import gcd
+from typing import Protocol
+
+from ais_pipeline.rules.records import Int32, VesselPane
+
+TUMBLING = "tumbling"
+SLIDING = "sliding"
+
+# Cells are spread over a fixed number of shards, the key of the window operator: one timer per
+# shard and window end fires all its cells at once, and contributions reach it in batches per
+# shard (``ais.flink.KeyedBatches``). Fixed, so that savepoints restore at any parallelism up to it.
+CELL_SHARDS = 16
+
+
+def cell_shard(cell: str) -> int:
+    """The shard of a cell: stable across processes and Python versions (not ``hash``)."""
+    return zlib.crc32(cell.encode()) % CELL_SHARDS
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    window_ms: int
+    slide_size_ms: int
+    slide_ms: int
+    lateness_ms: int
+    pane_ms: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pane_ms", gcd(self.window_ms, self.slide_ms))
+
+    @property
+    def watermark_step_ms(self) -> int:
+        """The step the job's Flink watermark moves in (``ais.flink.StampedWatermarks``): every
+        window end, pane end and allowed lateness is a multiple of it, so every event-time timer
+        can fall on ``k * step - 1`` and fire after the same record as with an exact watermark."""
+        return gcd(self.pane_ms, self.lateness_ms)
+
+    def timer_at_or_after(self, ts: int) -> int:
+        """The first ``k * watermark_step_ms - 1`` at or after ``ts``: a timer time that a stepped
+        watermark reaches after the same record as the exact one."""
+        step = self.watermark_step_ms
+        return -(-(ts + 1) // step) * step - 1
+
+    def pane_start(self, ts: int) -> int:
+        return ts - ts % self.pane_ms
+
+    def tumbling_end(self, ts: int) -> int:
+        return ts - ts % self.window_ms + self.window_ms
+
+    def last_sliding_end(self, ts: int) -> int:
+        """End of the last sliding window that contains ``ts``."""
+        return ts - ts % self.slide_ms + self.slide_size_ms
+
+    def sliding_ends(self, ts: int) -> range:
+        """Ends of every sliding window that contains ``ts``, earliest first."""
+        first = ts - ts % self.slide_ms + self.slide_ms
+        return range(first, self.last_sliding_end(ts) + 1, self.slide_ms)
+
+    def closed(self, window_end: int, watermark: int) -> bool:
+        """Flink's rule: a window is late once ``max timestamp + allowed lateness <= watermark``."""
+        return window_end - 1 + self.lateness_ms <= watermark
+
+    def late_kinds(self, ts: int, watermark: int) -> tuple[bool, bool]:
+        """(too late for every tumbling window, too late for every sliding window) of ``ts``."""
+        return self.closed(self.tumbling_end(ts), watermark), self.closed(self.last_sliding_end(ts), watermark)
+
+    def pane_retired_at(self, pane_start: int) -> int:
+        """Watermark from which no window containing the pane can fire any more."""
+        return max(self.tumbling_end(pane_start), self.last_sliding_end(pane_start)) - 1 + self.lateness_ms
+
+
+@dataclass
+class PaneAcc:
+    """What a cell holds for one pane, per window kind (a late report may count for one kind only)."""
+
+    t_reports: int = 0
+    t_sog_milli_sum: int = 0
+    t_sog_count: int = 0
+    t_vessels: list[int] = field(default_factory=list)
+    s_reports: int = 0
+    s_sog_milli_sum: int = 0
+    s_sog_count: int = 0
+    s_vessels: list[int] = field(default_factory=list)
+    # Late reports that count only in the sliding windows ending at or after ``from``:
+    # flattened (from, reports, sog_milli_sum, sog_count, mmsi) quintuples.
+    s_late: list[int] = field(default_factory=list)
+
+    def add(self, v: VesselPane) -> None:
+        if v.tumbling:
+            self.t_reports += v.reports
+            self.t_sog_milli_sum += v.sog_milli_sum
+            self.t_sog_count += v.sog_count
+            if v.mmsi not in self.t_vessels:
+                self.t_vessels.append(v.mmsi)
+        if v.sliding and v.sliding_from:
+            self.s_late.extend((v.sliding_from, v.reports, v.sog_milli_sum, v.sog_count, v.mmsi))
+        elif v.sliding:
+            self.s_reports += v.reports
+            self.s_sog_milli_sum += v.sog_milli_sum
+            self.s_sog_count += v.sog_count
+            if v.mmsi not in self.s_vessels:
+                self.s_vessels.append(v.mmsi)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One firing of one window of one cell: the ``aggregates`` output (made by the Java operator
+    ``ais.flink.CellWindows`` in the job, by :class:`CellWindows` in the plain loop)."""
+
+    window: str
+    cell: str
+    window_start: int
+    window_end: int
+    reports: Int32
+    vessels: Int32
+    avg_sog: float | None
+    revision: Int32
+
+
+class CellStore(Protocol):
+    """The keyed state of one cell."""
+
+    def panes(self) -> list[tuple[int, PaneAcc]]: ...
+    def get_pane(self, pane_start: int) -> PaneAcc | None: ...
+    def put_pane(self, pane_start: int, acc: PaneAcc) -> None: ...
+    def remove_pane(self, pane_start: int) -> None: ...
+    def revision(self, window: str, start: int) -> int | None: ...
+    def set_revision(self, window: str, start: int, revision: int) -> None: ...
+    def revisions(self) -> list[tuple[str, int]]: ...
+    def remove_revision(self, window: str, start: int) -> None: ...
+    def register_timer(self, ts: int) -> None: ...
+
+
+def _aggregate(kind: str, cell: str, start: int, end: int, panes: list[PaneAcc], revision: int) -> Aggregate | None:
+    reports = sog_sum = sog_n = 0
+    vessels: set[int] = set()
+    for p in panes:
+        if kind == TUMBLING:
+            reports += p.t_reports
+            sog_sum += p.t_sog_milli_sum
+            sog_n += p.t_sog_count
+            vessels.update(p.t_vessels)
+        else:
+            reports += p.s_reports
+            sog_sum += p.s_sog_milli_sum
+            sog_n += p.s_sog_count
+            vessels.update(p.s_vessels)
+            late = p.s_late
+            for i in range(0, len(late), 5):
+                if late[i] <= end:
+                    reports += late[i + 1]
+                    sog_sum += late[i + 2]
+                    sog_n += late[i + 3]
+                    vessels.add(late[i + 4])
+    if reports == 0:
+        return None
+    avg = round(sog_sum / sog_n / 1000, 3) if sog_n else None
+    return Aggregate(kind, cell, start, end, reports, len(vessels), avg, revision)
+
+
+class CellWindows:
+    """Tumbling and sliding aggregates of one geohash cell."""
+
+    def __init__(self, spec: WindowSpec) -> None:
+        self.spec = spec
+
+    def _fire_late(
+        self,
+        store: CellStore,
+        cell: str,
+        kind: str,
+        start: int,
+        end: int,
+        fired_before: bool,
+        panes: list[tuple[int, PaneAcc]],
+    ) -> Aggregate | None:
+        """Fire a window again for a contribution that came after the watermark passed its end.
+
+        Only these firings write a revision to state: a window with content when the watermark
+        passed its end fired then as revision 0 (``on_timer``, no state written), so a window
+        without a stored revision has revision 0 exactly when it had content before."""
+        previous = store.revision(kind, start)
+        if previous is None:
+            previous = 0 if fired_before else None
+        revision = 0 if previous is None else previous + 1
+        agg = _aggregate(kind, cell, start, end, [acc for p, acc in panes if start <= p < end], revision)
+        if agg is not None:
+            store.set_revision(kind, start, revision)
+        return agg
+
+    def _first_boundary_after(self, pane_start: int, watermark: int) -> int:
+        """The first window end of the pane that the watermark has not reached, or later."""
+        pane_ms = self.spec.pane_ms
+        boundary = pane_start + pane_ms
+        if boundary - 1 <= watermark:
+            boundary = (watermark + 1) - (watermark + 1) % pane_ms + pane_ms
+        return boundary
+
+    def on_contribution(self, store: CellStore, v: VesselPane, watermark: int) -> list[Aggregate]:
+        """Add a vessel's pane contribution. A window it belongs to whose end the watermark has
+        passed, but not its end plus the allowed lateness, fires again at once (Flink's
+        event-time trigger does the same); the others fire on their timers."""
+        spec = self.spec
+        ends: list[tuple[str, int, int]] = []
+        if v.tumbling:
+            end = spec.tumbling_end(v.pane_start)
+            ends.append((TUMBLING, end - spec.window_ms, end))
+        if v.sliding:
+            ends.extend(
+                (SLIDING, end - spec.slide_size_ms, end)
+                for end in spec.sliding_ends(v.pane_start)
+                if end >= v.sliding_from
+            )
+        due = [(k, s, e) for k, s, e in ends if e - 1 <= watermark and not spec.closed(e, watermark)]
+        fired_before: list[bool] = []
+        if due:  # a late contribution: which of its windows had content (and so fired) before it
+            panes = store.panes()
+            for kind, start, end in due:
+                inside = [a for p, a in panes if start <= p < end]
+                fired_before.append(_aggregate(kind, "", start, end, inside, 0) is not None)
+        acc = store.get_pane(v.pane_start)
+        if acc is None:
+            acc = PaneAcc()
+            boundary = self._first_boundary_after(v.pane_start, watermark)
+            last_end = max(spec.tumbling_end(v.pane_start), spec.last_sliding_end(v.pane_start))
+            if boundary <= last_end:
+                store.register_timer(boundary - 1)
+            store.register_timer(spec.pane_retired_at(v.pane_start))
+        acc.add(v)
+        store.put_pane(v.pane_start, acc)
+        out: list[Aggregate] = []
+        after = store.panes() if due else []
+        for (kind, start, end), before in zip(due, fired_before, strict=True):
+            agg = self._fire_late(store, v.cell, kind, start, end, before, after)
+            if agg:
+                out.append(agg)
+        return out
+
+    def on_timer(self, store: CellStore, cell: str, ts: int) -> list[Aggregate]:
+        """Fire the windows that end at ``ts + 1``; drop what no window can use any more."""
+        spec = self.spec
+        boundary = ts + 1
+        panes = store.panes()
+        if not panes:
+            return []
+        out: list[Aggregate] = []
+        on_boundary = boundary % spec.pane_ms == 0
+        if on_boundary:
+            for kind, size, every in (
+                (TUMBLING, spec.window_ms, spec.window_ms),
+                (SLIDING, spec.slide_size_ms, spec.slide_ms),
+            ):
+                if boundary % every:
+                    continue
+                start = boundary - size
+                inside = [acc for p, acc in panes if start <= p < boundary]
+                # Revision 0 leaves no trace in state (see _fire_late). A window a late
+                # contribution already fired (it came before this timer) has a stored revision.
+                if inside and store.revision(kind, start) is None:
+                    agg = _aggregate(kind, cell, start, boundary, inside, 0)
+                    if agg is not None:
+                        out.append(agg)
+        # Panes come oldest first, and a newer pane never retires before an older one. Revisions
+        # are dropped along with them: a window closes before the last of its panes retires.
+        retired = False
+        for pane_start, _ in panes:
+            if spec.pane_retired_at(pane_start) > ts:
+                break
+            store.remove_pane(pane_start)
+            retired = True
+        if retired:
+            for kind, start in store.revisions():
+                size = spec.window_ms if kind == TUMBLING else spec.slide_size_ms
+                if spec.closed(start + size, ts):
+                    store.remove_revision(kind, start)
+        # Chain the next boundary while the newest pane still belongs to a window not yet fired.
+        if on_boundary:
+            newest = panes[-1][0]
+            alive_until = max(spec.tumbling_end(newest), spec.last_sliding_end(newest))
+            if boundary + spec.pane_ms <= alive_until:
+                store.register_timer(boundary + spec.pane_ms - 1)
+        return out
+
+
+class DictCellStore:
+    """A :class:`CellStore` in plain dicts, for tests and the plain implementation."""
+
+    def __init__(self) -> None:
+        self._panes: dict[int, PaneAcc] = {}
+        self._revisions: dict[tuple[str, int], int] = {}
+        self.timers: set[int] = set()
+
+    def panes(self) -> list[tuple[int, PaneAcc]]:
+        return sorted(self._panes.items())
+
+    def get_pane(self, pane_start: int) -> PaneAcc | None:
+        return self._panes.get(pane_start)
+
+    def put_pane(self, pane_start: int, acc: PaneAcc) -> None:
+        self._panes[pane_start] = acc
+
+    def remove_pane(self, pane_start: int) -> None:
+        del self._panes[pane_start]
+
+    def revision(self, window: str, start: int) -> int | None:
+        return self._revisions.get((window, start))
+
+    def set_revision(self, window: str, start: int, revision: int) -> None:
+        self._revisions[(window, start)] = revision
+
+    def revisions(self) -> list[tuple[str, int]]:
+        return list(self._revisions)
+
+    def remove_revision(self, window: str, start: int) -> None:
+        del self._revisions[(window, start)]
+
+    def register_timer(self, ts: int) -> None:
+        self.timers.add(ts)

@@ -1,0 +1,1 @@
+"""Tools around the job: the run report and the Kafka replay."""

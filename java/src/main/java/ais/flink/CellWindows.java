@@ -1,0 +1,410 @@
+package ais.flink;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.TimerService;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.Collector;
+
+/**
+ * Tumbling and sliding aggregates of one geohash cell, keyed by cell, on Flink's keyed state and
+ * event-time timers: the logic of {@code ais_pipeline.rules.windows.CellWindows} (the reference,
+ * which the plain loop runs; {@code tests/golden/windows.json} holds cases both must pass).
+ *
+ * <p>Input: {@code VesselPane} rows (a vessel's contribution to a cell and pane; the dedup
+ * operator has decided for which window kinds it is on time). Output: {@code Aggregate} rows.
+ *
+ * <ul>
+ *   <li>Panes of {@code gcd(tumbling size, slide)}: a contribution updates one pane of its cell;
+ *       a sliding window is the sum of its panes when it fires.
+ *   <li>A window fires when the watermark passes its end (a timer per cell on each pane boundary
+ *       while the cell's newest pane is in a window not yet fired), as revision 0, and leaves no
+ *       revision in state. A contribution that arrives once the watermark has passed a window's
+ *       end, but not its end plus the allowed lateness, fires that window again at once with the
+ *       next revision (a window without a stored revision has revision 0 exactly when it had
+ *       content before).
+ *   <li>A pane is dropped once every window containing it is closed (a timer per pane), and a
+ *       revision once its window is closed: a cell whose windows have all closed holds no state
+ *       and no timers.
+ *   <li>The watermark this operator judges contributions against is never below the highest one
+ *       it has seen before a checkpoint (kept in operator state): an operator's watermark starts
+ *       from nothing after a restore, and a late contribution for a window that fired before it
+ *       would otherwise not fire it again.
+ * </ul>
+ */
+public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
+        implements CheckpointedFunction, ResultTypeQueryable<Row> {
+    private static final long serialVersionUID = 1L;
+
+    public static final String TUMBLING = "tumbling";
+    public static final String SLIDING = "sliding";
+
+    private final WindowSpec spec;
+    private final RecordLayout.VesselPane in;
+    private final RowTypeInfo outType;
+    private final RecordLayout.Aggregate out;
+
+    private transient MapState<Long, Pane> panes;
+    private transient MapState<Long, Integer> tumblingRevisions;
+    private transient MapState<Long, Integer> slidingRevisions;
+    private transient ListState<Long> seenState;
+    private transient long seen;
+
+    public CellWindows(WindowSpec spec, RowTypeInfo contributionType, RowTypeInfo aggregateType) {
+        this.spec = spec;
+        this.in = new RecordLayout.VesselPane(contributionType);
+        this.outType = aggregateType;
+        this.out = new RecordLayout.Aggregate(aggregateType);
+    }
+
+    @Override
+    public void open(OpenContext openContext) {
+        panes =
+                getRuntimeContext()
+                        .getMapState(new MapStateDescriptor<>("panes", Types.LONG, TypeInformation.of(Pane.class)));
+        tumblingRevisions =
+                getRuntimeContext().getMapState(new MapStateDescriptor<>("revisions-tumbling", Types.LONG, Types.INT));
+        slidingRevisions =
+                getRuntimeContext().getMapState(new MapStateDescriptor<>("revisions-sliding", Types.LONG, Types.INT));
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) throws Exception {
+        seenState =
+                context.getOperatorStateStore()
+                        .getUnionListState(new ListStateDescriptor<>("watermark-seen", Types.LONG));
+        seen = Long.MIN_VALUE;
+        for (Long restored : seenState.get()) {
+            seen = Math.max(seen, restored);
+        }
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext context) throws Exception {
+        seenState.update(Collections.singletonList(seen));
+    }
+
+    /** The operator to run this function with: it tells the function every watermark it gets. */
+    public Operator operator() {
+        return new Operator(this);
+    }
+
+    void watermark(long watermark) {
+        seen = Math.max(seen, watermark);
+    }
+
+    /**
+     * Flink's keyed process operator, telling the function each watermark before its timers fire,
+     * so that the watermark it keeps in checkpoints is the operator's own.
+     */
+    public static final class Operator extends KeyedProcessOperator<String, Row, Row> {
+        private static final long serialVersionUID = 1L;
+
+        Operator(CellWindows windows) {
+            super(windows);
+        }
+
+        @Override
+        public void processWatermark(Watermark mark) throws Exception {
+            ((CellWindows) userFunction).watermark(mark.getTimestamp());
+            super.processWatermark(mark);
+        }
+    }
+
+    @Override
+    public TypeInformation<Row> getProducedType() {
+        return outType;
+    }
+
+    // -- contributions ----------------------------------------------------------------------
+
+    @Override
+    public void processElement(Row row, Context ctx, Collector<Row> collector) throws Exception {
+        TimerService timers = ctx.timerService();
+        seen = Math.max(seen, timers.currentWatermark());
+        Contribution c = Contribution.of(row, in);
+        long watermark = seen;
+        long ps = c.paneStart;
+
+        List<long[]> due = null; // (kind: 0 tumbling / 1 sliding, start, end)
+        if (c.tumbling) {
+            long end = spec.tumblingEnd(ps);
+            if (isDue(end, watermark)) {
+                due = new ArrayList<>(2);
+                due.add(new long[] {0, end - spec.windowMs, end});
+            }
+        }
+        if (c.sliding) {
+            for (long end = spec.firstSlidingEnd(ps); end <= spec.lastSlidingEnd(ps); end += spec.slideMs) {
+                if (end >= c.slidingFrom && isDue(end, watermark)) {
+                    if (due == null) {
+                        due = new ArrayList<>(4);
+                    }
+                    due.add(new long[] {1, end - spec.slideSizeMs, end});
+                }
+            }
+        }
+        boolean[] firedBefore = null;
+        if (due != null) { // a late contribution: which of its windows had content (and so fired) before it
+            List<Map.Entry<Long, Pane>> before = sortedPanes();
+            firedBefore = new boolean[due.size()];
+            for (int i = 0; i < due.size(); i++) {
+                long[] w = due.get(i);
+                firedBefore[i] = reports(w[0] == 0, w[1], w[2], before) > 0;
+            }
+        }
+        Pane acc = panes.get(ps);
+        if (acc == null) {
+            acc = new Pane();
+            long boundary = firstBoundaryAfter(ps, watermark);
+            if (boundary <= spec.lastEnd(ps)) {
+                timers.registerEventTimeTimer(boundary - 1);
+            }
+            timers.registerEventTimeTimer(spec.paneRetiredAt(ps));
+        }
+        acc.add(c);
+        panes.put(ps, acc);
+        if (due != null) {
+            List<Map.Entry<Long, Pane>> after = sortedPanes();
+            for (int i = 0; i < due.size(); i++) {
+                long[] w = due.get(i);
+                fireLate(w[0] == 0, c.cell, w[1], w[2], firedBefore[i], after, collector);
+            }
+        }
+    }
+
+    private boolean isDue(long end, long watermark) {
+        return end - 1 <= watermark && !spec.closed(end, watermark);
+    }
+
+    /** The first window end of the pane that the watermark has not reached, or later. */
+    private long firstBoundaryAfter(long paneStart, long watermark) {
+        long boundary = paneStart + spec.paneMs;
+        if (boundary - 1 <= watermark) {
+            boundary = (watermark + 1) - Math.floorMod(watermark + 1, spec.paneMs) + spec.paneMs;
+        }
+        return boundary;
+    }
+
+    private void fireLate(
+            boolean tumbling,
+            String cell,
+            long start,
+            long end,
+            boolean firedBefore,
+            List<Map.Entry<Long, Pane>> sorted,
+            Collector<Row> collector)
+            throws Exception {
+        MapState<Long, Integer> revisions = tumbling ? tumblingRevisions : slidingRevisions;
+        Integer previous = revisions.get(start);
+        if (previous == null && firedBefore) {
+            previous = 0;
+        }
+        int revision = previous == null ? 0 : previous + 1;
+        Row agg = aggregate(tumbling, cell, start, end, sorted, revision);
+        if (agg != null) {
+            revisions.put(start, revision);
+            collector.collect(agg);
+        }
+    }
+
+    // -- timers -------------------------------------------------------------------------------
+
+    @Override
+    public void onTimer(long ts, OnTimerContext ctx, Collector<Row> collector) throws Exception {
+        String cell = ctx.getCurrentKey();
+        long boundary = ts + 1;
+        List<Map.Entry<Long, Pane>> sorted = sortedPanes();
+        if (sorted.isEmpty()) {
+            return;
+        }
+        boolean onBoundary = Math.floorMod(boundary, spec.paneMs) == 0;
+        if (onBoundary) {
+            if (Math.floorMod(boundary, spec.windowMs) == 0) {
+                fireOnTime(true, cell, boundary - spec.windowMs, boundary, sorted, collector);
+            }
+            if (Math.floorMod(boundary, spec.slideMs) == 0) {
+                fireOnTime(false, cell, boundary - spec.slideSizeMs, boundary, sorted, collector);
+            }
+        }
+        // Panes come oldest first, and a newer pane never retires before an older one. Revisions
+        // go with them: a window closes before the last of its panes retires.
+        boolean retired = false;
+        for (Map.Entry<Long, Pane> pane : sorted) {
+            if (spec.paneRetiredAt(pane.getKey()) > ts) {
+                break;
+            }
+            panes.remove(pane.getKey());
+            retired = true;
+        }
+        if (retired) {
+            dropClosed(tumblingRevisions, spec.windowMs, ts);
+            dropClosed(slidingRevisions, spec.slideSizeMs, ts);
+        }
+        // Chain the next boundary while the newest pane still belongs to a window not yet fired.
+        if (onBoundary) {
+            long newest = sorted.get(sorted.size() - 1).getKey();
+            if (boundary + spec.paneMs <= spec.lastEnd(newest)) {
+                ctx.timerService().registerEventTimeTimer(boundary + spec.paneMs - 1);
+            }
+        }
+    }
+
+    private void fireOnTime(
+            boolean tumbling,
+            String cell,
+            long start,
+            long end,
+            List<Map.Entry<Long, Pane>> sorted,
+            Collector<Row> collector)
+            throws Exception {
+        // Revision 0 leaves no trace in state. A window a late contribution already fired (it
+        // came before this timer) has a stored revision.
+        if (!hasPaneIn(start, end, sorted)) {
+            return;
+        }
+        MapState<Long, Integer> revisions = tumbling ? tumblingRevisions : slidingRevisions;
+        if (revisions.contains(start)) {
+            return;
+        }
+        Row agg = aggregate(tumbling, cell, start, end, sorted, 0);
+        if (agg != null) {
+            collector.collect(agg);
+        }
+    }
+
+    private void dropClosed(MapState<Long, Integer> revisions, long size, long watermark) throws Exception {
+        List<Long> closed = null;
+        for (Long start : revisions.keys()) {
+            if (spec.closed(start + size, watermark)) {
+                if (closed == null) {
+                    closed = new ArrayList<>();
+                }
+                closed.add(start);
+            }
+        }
+        if (closed != null) {
+            for (Long start : closed) {
+                revisions.remove(start);
+            }
+        }
+    }
+
+    // -- aggregates ---------------------------------------------------------------------------
+
+    private List<Map.Entry<Long, Pane>> sortedPanes() throws Exception {
+        List<Map.Entry<Long, Pane>> sorted = new ArrayList<>();
+        for (Map.Entry<Long, Pane> entry : panes.entries()) {
+            sorted.add(entry);
+        }
+        if (sorted.size() > 1) {
+            sorted.sort(Map.Entry.comparingByKey());
+        }
+        return sorted;
+    }
+
+    private static boolean hasPaneIn(long start, long end, List<Map.Entry<Long, Pane>> sorted) {
+        for (Map.Entry<Long, Pane> pane : sorted) {
+            long p = pane.getKey();
+            if (p >= start && p < end) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static long reports(boolean tumbling, long start, long end, List<Map.Entry<Long, Pane>> sorted) {
+        long reports = 0;
+        for (Map.Entry<Long, Pane> entry : sorted) {
+            long p = entry.getKey();
+            if (p < start || p >= end) {
+                continue;
+            }
+            Pane pane = entry.getValue();
+            if (tumbling) {
+                reports += pane.tReports;
+            } else {
+                reports += pane.sReports;
+                long[] late = pane.sLate;
+                for (int i = 0; i < late.length; i += 5) {
+                    if (late[i] <= end) {
+                        reports += late[i + 1];
+                    }
+                }
+            }
+        }
+        return reports;
+    }
+
+    /** The aggregate of one window over its panes, or null when it holds no report. */
+    Row aggregate(boolean tumbling, String cell, long start, long end, List<Map.Entry<Long, Pane>> sorted, int revision) {
+        long reports = 0;
+        long sogSum = 0;
+        long sogCount = 0;
+        LongSet vessels = new LongSet();
+        for (Map.Entry<Long, Pane> entry : sorted) {
+            long p = entry.getKey();
+            if (p < start || p >= end) {
+                continue;
+            }
+            Pane pane = entry.getValue();
+            if (tumbling) {
+                reports += pane.tReports;
+                sogSum += pane.tSogMilliSum;
+                sogCount += pane.tSogCount;
+                vessels.addAll(pane.tVessels);
+            } else {
+                reports += pane.sReports;
+                sogSum += pane.sSogMilliSum;
+                sogCount += pane.sSogCount;
+                vessels.addAll(pane.sVessels);
+                long[] late = pane.sLate;
+                for (int i = 0; i < late.length; i += 5) {
+                    if (late[i] <= end) {
+                        reports += late[i + 1];
+                        sogSum += late[i + 2];
+                        sogCount += late[i + 3];
+                        vessels.add(late[i + 4]);
+                    }
+                }
+            }
+        }
+        if (reports == 0) {
+            return null;
+        }
+        Row agg = new Row(out.arity);
+        agg.setField(out.window, tumbling ? TUMBLING : SLIDING);
+        agg.setField(out.cell, cell);
+        agg.setField(out.windowStart, start);
+        agg.setField(out.windowEnd, end);
+        agg.setField(out.reports, (int) reports);
+        agg.setField(out.vessels, vessels.size());
+        agg.setField(out.avgSog, sogCount == 0 ? null : averageSog(sogSum, sogCount));
+        agg.setField(out.revision, revision);
+        return agg;
+    }
+
+    /** Mean SOG in knots, rounded to 3 decimals as Python's {@code round(sum / n / 1000, 3)}. */
+    static double averageSog(long sogMilliSum, long count) {
+        double mean = (double) sogMilliSum / (double) count / 1000.0;
+        return new java.math.BigDecimal(mean).setScale(3, java.math.RoundingMode.HALF_EVEN).doubleValue();
+    }
+}

@@ -1,0 +1,178 @@
+package ais.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.stream.Stream;
+
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.types.Row;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** {@link CellWindows} on Flink's keyed operator test harness, against the golden window cases. */
+class CellWindowsTest {
+    private static final RecordLayout.Aggregate AGG = new RecordLayout.Aggregate(Rows.AGGREGATE);
+    private static final RecordLayout.VesselPane PANE = new RecordLayout.VesselPane(Rows.VESSEL_PANE);
+
+    static Stream<JsonNode> goldenCases() throws Exception {
+        return Golden.cases("windows.json").stream();
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<String, Row, Row> harness(JsonNode spec) throws Exception {
+        CellWindows windows =
+                new CellWindows(
+                        new WindowSpec(
+                                spec.get("window_ms").asLong(),
+                                spec.get("slide_size_ms").asLong(),
+                                spec.get("slide_ms").asLong(),
+                                spec.get("lateness_ms").asLong()),
+                        Rows.VESSEL_PANE,
+                        Rows.AGGREGATE);
+        KeySelector<Row, String> byCell = row -> (String) row.getField(PANE.cell);
+        return new KeyedOneInputStreamOperatorTestHarness<>(windows.operator(), byCell, Types.STRING);
+    }
+
+    static KeyedOneInputStreamOperatorTestHarness<String, Row, Row> opened(JsonNode spec) throws Exception {
+        KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(spec);
+        h.open();
+        return h;
+    }
+
+    static Row contribution(JsonNode c) {
+        Row row = new Row(PANE.arity);
+        row.setField(PANE.cell, c.get("cell").asText());
+        row.setField(PANE.paneStart, c.get("pane_start").asLong());
+        row.setField(PANE.mmsi, c.get("mmsi").asLong());
+        row.setField(PANE.reports, c.get("reports").asInt());
+        row.setField(PANE.sogMilliSum, c.get("sog_milli_sum").asLong());
+        row.setField(PANE.sogCount, c.get("sog_count").asInt());
+        row.setField(PANE.tumbling, c.get("tumbling").asBoolean());
+        row.setField(PANE.sliding, c.get("sliding").asBoolean());
+        row.setField(PANE.slidingFrom, c.get("sliding_from").asLong());
+        return row;
+    }
+
+    /** Runs one step; returns what it emitted, as JSON lines sorted (a step's output is a set). */
+    static List<String> step(KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h, JsonNode step)
+            throws Exception {
+        h.getOutput().clear();
+        if (step.has("contribution")) {
+            JsonNode c = step.get("contribution");
+            h.processElement(new StreamRecord<>(contribution(c), c.get("pane_start").asLong()));
+        } else {
+            h.processWatermark(new Watermark(step.get("watermark").asLong()));
+        }
+        List<String> lines = new ArrayList<>();
+        for (Object o : h.getOutput()) {
+            if (o instanceof StreamRecord) {
+                lines.add(AggregateJson.format((Row) ((StreamRecord<?>) o).getValue(), AGG));
+            }
+        }
+        Collections.sort(lines);
+        return lines;
+    }
+
+    static List<String> expected(JsonNode step) throws Exception {
+        List<String> lines = new ArrayList<>();
+        for (JsonNode e : step.get("emits")) {
+            lines.add(Golden.JSON.writeValueAsString(e));
+        }
+        Collections.sort(lines);
+        return lines;
+    }
+
+    /** The golden JSON, reparsed, so both sides compare as parsed values, not text. */
+    static List<JsonNode> parsed(List<String> lines) throws Exception {
+        List<JsonNode> nodes = new ArrayList<>();
+        for (String line : lines) {
+            nodes.add(Golden.JSON.readTree(line));
+        }
+        nodes.sort((a, b) -> a.toString().compareTo(b.toString()));
+        return nodes;
+    }
+
+    @ParameterizedTest(name = "{index}")
+    @MethodSource("goldenCases")
+    void goldenCaseGivesTheReferenceAggregatesAndLeavesNoStateBehind(JsonNode golden) throws Exception {
+        try (KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = opened(golden.get("spec"))) {
+            int i = 0;
+            for (JsonNode step : golden.get("steps")) {
+                assertEquals(
+                        parsed(expected(step)),
+                        parsed(step(h, step)),
+                        golden.get("name").asText() + ", step " + i++);
+            }
+            if (golden.has("state_left_at_end") && !golden.get("state_left_at_end").asBoolean()) {
+                assertEquals(0, h.numKeyedStateEntries(), "keyed state left: " + golden.get("name").asText());
+                assertEquals(0, h.numEventTimeTimers(), "timers left: " + golden.get("name").asText());
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{index}")
+    @MethodSource("goldenCases")
+    void restoredFromASnapshotAfterEveryStepTheCaseGivesTheSameAggregates(JsonNode golden) throws Exception {
+        List<JsonNode> steps = new ArrayList<>();
+        golden.get("steps").forEach(steps::add);
+        for (int cut = 1; cut < steps.size(); cut++) {
+            OperatorSubtaskState snapshot;
+            try (KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(golden.get("spec"))) {
+                h.open();
+                for (int i = 0; i < cut; i++) {
+                    step(h, steps.get(i));
+                }
+                snapshot = h.snapshot(1L, 1L);
+            }
+            try (KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(golden.get("spec"))) {
+                h.initializeState(snapshot);
+                h.open();
+                // A restored operator's watermark starts from nothing: the contributions that
+                // come first are judged against the highest one seen before the snapshot.
+                for (int i = cut; i < steps.size(); i++) {
+                    assertEquals(
+                            parsed(expected(steps.get(i))),
+                            parsed(step(h, steps.get(i))),
+                            golden.get("name").asText() + ", restored after step " + cut + ", step " + i);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aFieldRenamedOnThePythonSideFailsWhenTheJobIsBuiltNamingTheField() {
+        RowTypeInfo renamed =
+                new RowTypeInfo(
+                        Rows.VESSEL_PANE.getFieldTypes(),
+                        Stream.of(Rows.VESSEL_PANE.getFieldNames())
+                                .map(n -> n.equals("sog_count") ? "sog_n" : n)
+                                .toArray(String[]::new));
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> new CellWindows(new WindowSpec(60000, 900000, 60000, 120000), renamed, Rows.AGGREGATE));
+        assertEquals(true, e.getMessage().contains("'sog_count'"), e.getMessage());
+    }
+
+    @Test
+    void aFieldRetypedOnThePythonSideFails() {
+        TypeInformation<?>[] types = Rows.AGGREGATE.getFieldTypes().clone();
+        types[6] = Types.FLOAT;
+        RowTypeInfo retyped = new RowTypeInfo(types, Rows.AGGREGATE.getFieldNames());
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new CellWindows(new WindowSpec(60000, 900000, 60000, 120000), Rows.VESSEL_PANE, retyped));
+    }
+}

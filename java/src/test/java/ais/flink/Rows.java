@@ -1,0 +1,34 @@
+package ais.flink;
+
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+
+/**
+ * The row types of the records the tests feed the operators, as {@code ais_pipeline/flink/rows.py}
+ * builds them from the Python dataclasses ({@code tests/flink/test_records.py} checks that
+ * Python's types and these agree, through the JVM).
+ */
+final class Rows {
+    private Rows() {}
+
+    static final RowTypeInfo VESSEL_PANE =
+            new RowTypeInfo(
+                    new TypeInformation<?>[] {
+                        Types.STRING, Types.LONG, Types.LONG, Types.INT, Types.LONG, Types.INT, Types.BOOLEAN,
+                        Types.BOOLEAN, Types.LONG
+                    },
+                    new String[] {
+                        "cell", "pane_start", "mmsi", "reports", "sog_milli_sum", "sog_count", "tumbling", "sliding",
+                        "sliding_from"
+                    });
+
+    static final RowTypeInfo AGGREGATE =
+            new RowTypeInfo(
+                    new TypeInformation<?>[] {
+                        Types.STRING, Types.STRING, Types.LONG, Types.LONG, Types.INT, Types.INT, Types.DOUBLE, Types.INT
+                    },
+                    new String[] {
+                        "window", "cell", "window_start", "window_end", "reports", "vessels", "avg_sog", "revision"
+                    });
+}

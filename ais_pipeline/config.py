@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_INPUT = PROJECT_ROOT / "data" / "sample" / "aislistener__nmea-with-tagblock.txt"
@@ -29,6 +30,12 @@ class _Knob:
     kind: type
     default: object
     help: str
+    shown: str = ""  # how --help names the default, when not by its value
+
+
+def _default(name: str) -> Any:
+    """A knob's default: written once, in :data:`_KNOBS`."""
+    return _KNOBS[name].default
 
 
 # name -> flag, environment variable, type, default, help. The order is the order of --help.
@@ -41,7 +48,21 @@ _KNOBS: dict[str, _Knob] = {
     "out_of_orderness_s": _Knob(
         "--out-of-orderness", "OUT_OF_ORDERNESS_SECONDS", int, 10, "watermark out-of-orderness, seconds"
     ),
-    "idle_timeout_s": _Knob("--idle-timeout", "IDLE_TIMEOUT_SECONDS", int, 30, "source idle timeout, seconds"),
+    "idle_timeout_s": _Knob(
+        "--idle-timeout",
+        "IDLE_TIMEOUT_SECONDS",
+        int,
+        30,
+        "a receiver this far behind the consensus (event time), or a source silent this long (wall clock), "
+        "does not hold the watermark back, seconds",
+    ),
+    "watermark_warm_up": _Knob(
+        "--watermark-warm-up",
+        "WATERMARK_WARM_UP_LINES",
+        int,
+        64,
+        "lines with a time before the first watermark (one wrong first clock cannot set it)",
+    ),
     "dedup_ttl_s": _Knob("--dedup-ttl", "DEDUP_TTL_SECONDS", int, 120, "exact-duplicate TTL, event-time seconds"),
     "near_window_s": _Knob("--near-window", "NEAR_WINDOW_SECONDS", float, 2.0, "near-duplicate window, seconds"),
     "static_ttl_s": _Knob("--static-ttl", "STATIC_TTL_SECONDS", int, 86400, "static report TTL, seconds"),
@@ -50,7 +71,11 @@ _KNOBS: dict[str, _Knob] = {
         "--max-clock-skew", "MAX_CLOCK_SKEW_SECONDS", int, 300, "reports further ahead of the wall clock are rejected"
     ),
     "multipart_timeout_s": _Knob(
-        "--multipart-timeout", "MULTIPART_TIMEOUT_SECONDS", int, 60, "event-time wait for the rest of a multipart group"
+        "--multipart-timeout",
+        "MULTIPART_TIMEOUT_SECONDS",
+        int,
+        60,
+        "wall-clock wait for the rest of a multipart group, seconds",
     ),
     "parallelism": _Knob("--parallelism", "PARALLELISM", int, 1, "job parallelism"),
     "web_ui_port": _Knob("--web-ui-port", "WEB_UI_PORT", int, 8081, "local web UI / REST port (0 picks a free one)"),
@@ -58,8 +83,9 @@ _KNOBS: dict[str, _Knob] = {
         "--checkpoint-interval",
         "CHECKPOINT_INTERVAL_SECONDS",
         int,
-        "flink-conf",
+        None,
         "checkpoint every N seconds, 0 = off (Kafka sinks then at-least-once)",
+        "flink-conf",
     ),
     "source": _Knob("--source", "SOURCE", str, "file", "file or kafka"),
     "bootstrap_servers": _Knob(
@@ -81,8 +107,9 @@ _KNOBS: dict[str, _Knob] = {
         "--kafka-properties",
         "KAFKA_PROPERTIES_FILE",
         str,
-        "none",
+        "",
         "Kafka client properties file (security.protocol, sasl.*, ssl.*); KAFKA_CLIENT_<NAME> env vars too",
+        "none",
     ),
 }
 
@@ -103,31 +130,32 @@ class PipelineConfig:
 
     input_path: Path = SAMPLE_INPUT
     output_dir: Path | None = None
-    input_format: str = "nmea"
-    window_s: int = 60
-    slide_size_s: int = 900
-    slide_s: int = 60
-    lateness_s: int = 120
-    out_of_orderness_s: int = 10
-    idle_timeout_s: int = 30
-    dedup_ttl_s: int = 120
-    near_window_s: float = 2.0
-    static_ttl_s: int = 86400
-    geohash_precision: int = 6
-    max_clock_skew_s: int = 300
-    multipart_timeout_s: int = 60
-    parallelism: int = 1
-    web_ui_port: int = 8081
+    input_format: str = _default("input_format")
+    window_s: int = _default("window_s")
+    slide_size_s: int = _default("slide_size_s")
+    slide_s: int = _default("slide_s")
+    lateness_s: int = _default("lateness_s")
+    out_of_orderness_s: int = _default("out_of_orderness_s")
+    idle_timeout_s: int = _default("idle_timeout_s")
+    watermark_warm_up: int = _default("watermark_warm_up")
+    dedup_ttl_s: int = _default("dedup_ttl_s")
+    near_window_s: float = _default("near_window_s")
+    static_ttl_s: int = _default("static_ttl_s")
+    geohash_precision: int = _default("geohash_precision")
+    max_clock_skew_s: int = _default("max_clock_skew_s")
+    multipart_timeout_s: int = _default("multipart_timeout_s")
+    parallelism: int = _default("parallelism")
+    web_ui_port: int = _default("web_ui_port")
     follow: bool = False
-    checkpoint_interval_s: int | None = None  # None: as flink-conf/config.yaml says
-    source: str = "file"
-    bootstrap_servers: str = "127.0.0.1:9092"
-    topic: str = "ais-raw"
-    group_id: str = "ais-pipeline"
-    starting_offsets: str = "committed"
+    checkpoint_interval_s: int | None = _default("checkpoint_interval_s")
+    source: str = _default("source")
+    bootstrap_servers: str = _default("bootstrap_servers")
+    topic: str = _default("topic")
+    group_id: str = _default("group_id")
+    starting_offsets: str = _default("starting_offsets")
     bounded: bool = False
-    output_topic_prefix: str = "ais."
-    kafka_properties_file: str = ""
+    output_topic_prefix: str = _default("output_topic_prefix")
+    kafka_properties_file: str = _default("kafka_properties_file")
     # Test-only fault injection: "MARKER=TEXT" makes the parse operator throw on the first line
     # containing TEXT while the file MARKER does not exist (it creates it first, so once).
     test_fail_once: str = ""
@@ -191,6 +219,8 @@ class PipelineConfig:
         for name in ("window_s", "slide_size_s", "slide_s", "dedup_ttl_s", "static_ttl_s", "multipart_timeout_s"):
             if getattr(self, name) <= 0:
                 raise bad(name, f"must be a positive number of seconds, not {getattr(self, name)}")
+        if self.watermark_warm_up < 1:
+            raise bad("watermark_warm_up", f"must be at least 1 line, not {self.watermark_warm_up}")
         if self.idle_timeout_s <= 0:
             raise bad("idle_timeout_s", f"must be a positive number of seconds, not {self.idle_timeout_s}")
         for name in ("lateness_s", "out_of_orderness_s", "near_window_s", "max_clock_skew_s"):
@@ -261,7 +291,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     for name, knob in _KNOBS.items():
         parser.add_argument(
-            knob.flag, dest=name, default=None, help=f"{knob.help} [{knob.env}, default {knob.default}]"
+            knob.flag, dest=name, default=None, help=f"{knob.help} [{knob.env}, default {knob.shown or knob.default}]"
         )
 
 

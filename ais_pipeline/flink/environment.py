@@ -6,9 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
-from pyflink.common import Configuration, Duration, WatermarkStrategy
+from pyflink.common import Configuration
 from pyflink.datastream import DataStream, StreamExecutionEnvironment
-from pyflink.datastream.connectors.file_system import FileSource, StreamFormat
 
 from ais_pipeline.config import PROJECT_ROOT, PipelineConfig
 from ais_pipeline.flink.job import submitted_by_flink_cli
@@ -46,6 +45,9 @@ def flink_settings(config: PipelineConfig) -> dict[str, str]:
     elif interval is not None:
         settings[CHECKPOINT_INTERVAL] = f"{interval}s"
     settings["parallelism.default"] = str(config.parallelism)
+    # The mini-cluster has one TaskManager: it needs a slot per parallel subtask of the job.
+    slots = int(settings.get("taskmanager.numberOfTaskSlots", "1"))
+    settings["taskmanager.numberOfTaskSlots"] = str(max(slots, config.parallelism))
     settings["python.executable"] = sys.executable
     settings["python.client.executable"] = sys.executable
     settings["rest.port"] = str(config.web_ui_port)
@@ -88,10 +90,9 @@ def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:
 
 
 def file_source(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:
-    """Lines of a file or of every file under a directory: bounded (the job ends with the input),
-    or, with --follow, watching for new files until the job is stopped."""
-    builder = FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(config.input_path))
-    if config.follow:
-        builder = builder.monitor_continuously(Duration.of_seconds(1))
-    source = builder.build()
-    return env.from_source(source, WatermarkStrategy.no_watermarks(), "read lines").uid("source-lines")
+    """Lines of a file, or of every file under a directory in name order (``ais.flink.OrderedFiles``,
+    one reader): bounded (the job ends with the input), or, with --follow, watching for new
+    files until the job is stopped."""
+    from ais_pipeline.flink.jvm import OrderedFiles
+
+    return OrderedFiles(str(config.input_path), 1000 if config.follow else 0).read(env, "read lines", "source-lines")

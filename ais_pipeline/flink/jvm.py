@@ -18,7 +18,7 @@ from typing import Any
 
 from pyflink.common import Types
 from pyflink.common.typeinfo import TypeInformation
-from pyflink.datastream import DataStream, KeyedStream
+from pyflink.datastream import DataStream, KeyedStream, StreamExecutionEnvironment
 from pyflink.java_gateway import get_gateway
 
 from ais_pipeline.config import PROJECT_ROOT, ConfigError
@@ -42,7 +42,17 @@ def _j(stream: DataStream) -> Any:
 
 
 def _transform(stream: DataStream, name: str, out_type: TypeInformation, j_operator: Any) -> DataStream:
-    return DataStream(_j(stream).transform(name, out_type.get_java_type_info(), j_operator))
+    """A Java operator after ``stream``, at its parallelism (the per-lane operators stay on the
+    lane's subtask: forward, chained)."""
+    j_stream = _j(stream)
+    return DataStream(
+        j_stream.transform(name, out_type.get_java_type_info(), j_operator).setParallelism(j_stream.getParallelism())
+    )
+
+
+def parallelism(stream: DataStream) -> int:
+    """The parallelism a stream's operator runs at (set, or the environment's default)."""
+    return int(_j(stream).getParallelism())
 
 
 def _string_array(values: Sequence[str]) -> Any:
@@ -64,10 +74,27 @@ def java_properties(props: Mapping[str, str]) -> Any:
 # -- the job's own classes (java/src/main/java/ais/flink/) -------------------------------------
 
 
+class OrderedFiles:
+    """``ais.flink.OrderedFiles``: the lines of a file, or of every file under a directory in
+    name order, read by one subtask; with ``monitor_ms`` the directory is watched for new files."""
+
+    def __init__(self, path: str, monitor_ms: int = 0) -> None:
+        self.path, self.monitor_ms = path, monitor_ms
+
+    def read(self, env: StreamExecutionEnvironment, name: str, uid: str) -> DataStream:
+        from pyflink.common import WatermarkStrategy
+        from pyflink.datastream.connectors.file_system import FileSource
+
+        env.add_jars(helpers_jar().as_uri())
+        source = FileSource(_jvm().ais.flink.OrderedFiles.source(self.path, self.monitor_ms))
+        return env.from_source(source, WatermarkStrategy.no_watermarks(), name).uid(uid).set_parallelism(1)
+
+
 class LineBatches:
-    """``ais.flink.LineBatches``: consecutive lines as one ``String[]`` record (up to
-    ``max_lines``, at most ``max_delay_ms`` of wall clock, never across a watermark, a barrier or
-    the end of the input), so the Python parse operator is called once per batch."""
+    """``ais.flink.LineBatches``: consecutive lines of a lane (a source subtask) as one
+    ``Row(lane, String[])`` record (up to ``max_lines``, at most ``max_delay_ms`` of wall clock,
+    never across a watermark, a barrier or the end of the input), so the Python parse operator is
+    called once per batch; ``lane`` is a key Flink assigns to the same subtask index."""
 
     def __init__(self, max_lines: int, max_delay_ms: int) -> None:
         self.max_lines, self.max_delay_ms = max_lines, max_delay_ms
@@ -75,46 +102,37 @@ class LineBatches:
     def apply(self, lines: DataStream) -> DataStream:
         lines.get_execution_environment().add_jars(helpers_jar().as_uri())
         j_operator = _jvm().ais.flink.LineBatches(self.max_lines, self.max_delay_ms)
-        return _transform(lines, "batch lines", Types.BASIC_ARRAY(Types.STRING()), j_operator)
+        batch_type = Types.ROW([Types.INT(), Types.BASIC_ARRAY(Types.STRING())])
+        return _transform(lines, "batch lines", batch_type, j_operator)
 
 
-class StampedWatermarks:
-    """``ais.flink.StampedWatermarks``: the watermarks of the parsed lines, kept in checkpoints,
-    each record stamped with the watermark it was read under; reports on the main output as
-    ``Row(mmsi, report)``, fragments on a side output as ``Row(group, fragment)``."""
+class ReceiverWatermarks:
+    """``ais.flink.ReceiverWatermarks``: the lane's watermark, following its receivers (the rule
+    of :mod:`ais_pipeline.rules.watermarks`), kept in checkpoints; each report stamped with the
+    watermark it was read under and sent on as ``Row(mmsi, report)``; lines far from the
+    consensus counted per receiver (metrics, and tally records when ``tally_tag`` is given)."""
 
     def __init__(
         self,
         out_of_orderness_ms: int,
         idle_timeout_ms: int,
+        max_clock_skew_ms: int,
+        warm_up_lines: int,
+        consensus_lines: int,
         step_ms: int,
+        parsed_type: TypeInformation,
         report_type: TypeInformation,
-        fragment_type: TypeInformation,
     ) -> None:
-        self.out_of_orderness_ms = out_of_orderness_ms
-        self.idle_timeout_ms = idle_timeout_ms
-        self.step_ms = step_ms
-        self.report_type, self.fragment_type = report_type, fragment_type
+        self.args = (out_of_orderness_ms, idle_timeout_ms, max_clock_skew_ms, warm_up_lines, consensus_lines, step_ms)
+        self.parsed_type, self.report_type = parsed_type, report_type
 
-    def apply(self, parsed: DataStream, name: str, uid: str) -> tuple[DataStream, DataStream]:
-        jvm = _jvm()
-        report_names = list(self.report_type.get_field_names())  # type: ignore[attr-defined]
-        fragment_names = list(self.fragment_type.get_field_names())  # type: ignore[attr-defined]
-        report_row = Types.ROW([Types.LONG(), self.report_type])
-        fragment_row = Types.ROW([Types.STRING(), self.fragment_type]).get_java_type_info()
-        tag = jvm.org.apache.flink.util.OutputTag("fragments", fragment_row)
-        j_operator = jvm.ais.flink.StampedWatermarks(
-            self.out_of_orderness_ms,
-            self.idle_timeout_ms,
-            self.step_ms,
-            len(report_names),
-            len(fragment_names),
-            report_names.index("watermark"),
-            fragment_names.index("watermark"),
-            tag,
+    def apply(self, parsed: DataStream, name: str, uid: str, tally_tag: Any | None) -> DataStream:
+        j_tag = None if tally_tag is None else tally_tag.get_java_output_tag()
+        j_operator = _jvm().ais.flink.ReceiverWatermarks(
+            *self.args, self.parsed_type.get_java_type_info(), self.report_type.get_java_type_info(), j_tag
         )
-        j_stream = _j(parsed).transform(name, report_row.get_java_type_info(), j_operator).uid(uid)
-        return DataStream(j_stream), DataStream(j_stream.getSideOutput(tag))
+        out_type = Types.ROW([Types.LONG(), self.report_type])
+        return _transform(parsed, name, out_type, j_operator).uid(uid)
 
 
 class KeyedBatches:
@@ -217,18 +235,22 @@ def side_output(stream: DataStream, tag: Any) -> DataStream:
     return DataStream(_j(stream).getSideOutput(tag.get_java_output_tag()))
 
 
-def keyed_by_first_field(stream: DataStream, key_type: TypeInformation, record_type: TypeInformation) -> KeyedStream:
+def keyed_by_first_field(
+    stream: DataStream, key_type: TypeInformation, record_type: TypeInformation, already_partitioned: bool = False
+) -> KeyedStream:
     """Key a stream of ``Row(key, record)`` on its first field, in Java.
 
-    The producing Python operator computes the key along with the record; PyFlink's ``key_by``
-    would add a Python operator (another round trip per record) just to compute it. At
-    parallelism 1 every key lives in the one subtask, so the stream is reinterpreted as keyed
-    instead of shuffled: the operators then chain into one task.
+    The producing operator computes the key along with the record; PyFlink's ``key_by`` would add
+    a Python operator (another round trip per record) just to compute it. A stream that is
+    ``already_partitioned`` as the key would partition it (``ais.flink.LineBatches``' lanes), or
+    one of a job at parallelism 1, is reinterpreted as keyed instead of shuffled: the operators
+    then chain into one task.
     """
     jvm = _jvm()
     j_stream = _j(stream)
     j_key_type = Types.ROW([key_type]).get_java_type_info()
-    if j_stream.getParallelism() == 1:
+    everything_on_one = j_stream.getParallelism() == 1 and stream.get_execution_environment().get_parallelism() == 1
+    if already_partitioned or everything_on_one:
         j_keyed = jvm.org.apache.flink.streaming.api.datastream.DataStreamUtils.reinterpretAsKeyedStream(
             j_stream, jvm.KeyByKeySelector(), j_key_type
         )

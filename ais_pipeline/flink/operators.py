@@ -11,26 +11,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import fields
 from typing import Any
 
 from pyflink.common import Row, Types
 from pyflink.datastream import OutputTag
-from pyflink.datastream.functions import (
-    KeyedCoProcessFunction,
-    KeyedProcessFunction,
-    ProcessFunction,
-    RuntimeContext,
-)
-from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
+from pyflink.datastream.functions import KeyedProcessFunction, RuntimeContext
+from pyflink.datastream.state import MapStateDescriptor
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.flink import jvm
-from ais_pipeline.flink.rows import from_columns, from_row, parsed_fragment, parsed_report, to_columns, to_row
+from ais_pipeline.flink.rows import from_columns, parsed_entry, to_columns, to_row
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.dedup import VesselLogic, VesselMeta
-from ais_pipeline.rules.multipart import MultipartAssembler, PendingGroup
-from ais_pipeline.rules.parse import DeadLetter, Skipped, event_time, parse_line, route_line
-from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report, VesselPane
+from ais_pipeline.rules.dedup import LATE, VesselLogic, VesselMeta
+from ais_pipeline.rules.lane import LaneParser
+from ais_pipeline.rules.multipart import PendingGroup
+from ais_pipeline.rules.parse import DeadLetter
+from ais_pipeline.rules.records import TIME_UNKNOWN, Report, VesselPane
 from ais_pipeline.rules.windows import WindowSpec
 
 
@@ -89,23 +86,71 @@ class _Tallies:
         yield DEAD, outputs.dead_letter_json(dead)
 
 
-class ParseLines(ProcessFunction):
-    """Batches of raw lines (``ais.flink.LineBatches``) to reports and multipart fragments, each
-    with the event time it moves the watermark with; everything else is counted or
-    dead-lettered with a reason.
+END_OF_INPUT_TIMER = 2**63 - 2  # fires only on Flink's final watermark, at the end of a bounded input
+DEADLINE_GRAIN_MS = 1000  # multipart deadlines are checked on timers rounded up to the second
 
-    Output: one batch of columns per batch of lines (``ais_pipeline.rules.records.parsed_type``), each line a
-    report or a fragment with its ``assigned`` event time, for ``ais.flink.StampedWatermarks``,
-    which stamps each with the watermark it was read under and moves the watermark.
-    ``assigned`` is the line's event time, ingestion time for a report without one, or
-    ``TIME_UNKNOWN`` (never moves the watermark) for a later fragment without time; reports
-    further ahead of the wall clock than the maximum clock skew are dead-lettered here and never
-    reach the watermark.
+
+class _LaneGroups:
+    """The pending multipart groups of the current lane, in keyed map state (keyed by lane):
+    :class:`ais_pipeline.rules.lane.GroupStores`. A new group arms a processing-time timer at
+    its deadline, rounded up to the second."""
+
+    def __init__(self, ctx: RuntimeContext) -> None:
+        row = Types.ROW_NAMED(
+            [f.name for f in fields(PendingGroup)],
+            [Types.INT(), Types.INT(), Types.STRING(), Types.STRING(), Types.STRING(), Types.LONG(), Types.LONG()],
+        )
+        self.state = ctx.get_map_state(MapStateDescriptor("pending-groups", Types.STRING(), row))
+        self.timers: Any = None
+
+    def store(self, key: str) -> _LaneGroup:
+        return _LaneGroup(self, key)
+
+    def pending(self) -> list[str]:
+        return sorted(self.state.keys())
+
+    def expired(self, now_ms: int) -> list[str]:
+        return sorted(key for key, row in self.state.items() if row[6] <= now_ms)
+
+
+class _LaneGroup:
+    __slots__ = ("_groups", "_key")
+
+    def __init__(self, groups: _LaneGroups, key: str) -> None:
+        self._groups, self._key = groups, key
+
+    def get(self) -> PendingGroup | None:
+        row = self._groups.state.get(self._key)
+        return None if row is None else PendingGroup(*row)
+
+    def put(self, group: PendingGroup) -> None:
+        if group.next_num == 2:  # a new group: arm its deadline
+            grain = DEADLINE_GRAIN_MS
+            self._groups.timers.register_processing_time_timer(-(-group.deadline // grain) * grain)
+        self._groups.state.put(self._key, to_row(group))
+
+    def clear(self) -> None:
+        self._groups.state.remove(self._key)
+
+
+class ParseLines(KeyedProcessFunction):
+    """Keyed by lane (``ais.flink.LineBatches`` keys each source subtask's batches so that they
+    stay on the subtask that reads them): batches of raw lines to the lane's entries for the
+    watermark stage (:class:`ais_pipeline.rules.lane.LaneParser`, which reassembles multipart
+    groups in the lane's order); everything else is counted or dead-lettered with a reason.
+
+    Output: one batch of columns per batch of lines (``ais_pipeline.flink.rows.parsed_type``): each
+    entry's ``assigned`` event time (what it moves the watermark with; ``TIME_UNKNOWN`` for
+    none), its ``source`` (receiver), and its report, if it has one (single-sentence, or a
+    multipart group's last fragment), for ``ais.flink.ReceiverWatermarks``, which stamps each
+    report with the watermark it was read under. Reports further ahead of the wall clock than
+    the maximum clock skew are dead-lettered here and never reach the watermark. Pending groups
+    are in keyed map state; a group whose deadline (wall clock) passes, or that is pending when
+    the input ends, is dead-lettered.
     """
 
     def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
-        self.input_format = config.input_format
-        self.max_clock_skew_ms = config.max_clock_skew_ms
+        self.config = config
         self.emit_tallies = emit_tallies
         marker, _, text = config.test_fail_once.partition("=")
         self.fail_marker, self.fail_text = marker, text
@@ -120,108 +165,54 @@ class ParseLines(ProcessFunction):
             raise RuntimeError(f"injected failure on a line containing {self.fail_text!r} (--test-fail-once)")
 
     def open(self, runtime_context: RuntimeContext) -> None:
+        config = self.config
+        self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
+        self.groups = _LaneGroups(runtime_context)
+        self.end_timer_armed = False
         self.tallies = _Tallies(
-            runtime_context, self.emit_tallies, ("lines", "skipped", "not_ais", "other_types", "no_time")
+            runtime_context,
+            self.emit_tallies,
+            ("lines", "skipped", "not_ais", "other_types", "no_time", "fragments_joined"),
         )
-
-    def process_element(self, value: Any, ctx: ProcessFunction.Context) -> Iterator[Any]:
-        self.tallies.metric("lines", len(value))
-        parsed: list[tuple[Any, ...]] = []
-        for line in value:
-            yield from self._line(line, parsed)
-        if parsed:
-            yield Row(*[list(column) for column in zip(*parsed, strict=True)])
-
-    def _line(self, line: str, parsed: list[tuple[Any, ...]]) -> Iterator[Any]:
-        if self.fail_text:
-            self._injected_failure(line)
-        result = parse_line(line, self.input_format)
-        assigned = event_time(result, int(time.time() * 1000), self.max_clock_skew_ms)
-        # The watermark is stamped in Java (StampedWatermarks), which knows it.
-        routed = route_line(result, assigned, _no_watermark)
-        for tally in routed.tallies:
-            yield from self.tallies.count(tally)
-        record = routed.record
-        if routed.dead is not None:
-            yield from self.tallies.dead(routed.dead)
-        elif isinstance(record, Report):
-            parsed.append(parsed_report(assigned, record))
-        elif record is not None:
-            parsed.append(parsed_fragment(assigned, record))
-
-
-def _no_watermark() -> int:
-    return TIME_UNKNOWN
-
-
-END_OF_INPUT_TIMER = 2**63 - 2  # fires only on Flink's final watermark, at the end of a bounded input
-
-
-class _GroupState:
-    """One multipart group in keyed state; arms a processing-time deadline and an end-of-input
-    timer for a new group, and disarms both when the group is done (no timer outlives it)."""
-
-    def __init__(self, ctx: RuntimeContext) -> None:
-        row = Types.ROW_NAMED(
-            ["frag_cnt", "next_num", "payload", "raw", "receiver", "ts", "deadline"],
-            [Types.INT(), Types.INT(), Types.STRING(), Types.STRING(), Types.STRING(), Types.LONG(), Types.LONG()],
-        )
-        self.state = ctx.get_state(ValueStateDescriptor("pending", row))
-        self.timers: Any = None
-
-    def get(self) -> PendingGroup | None:
-        row = self.state.value()
-        return None if row is None else PendingGroup(*row)
-
-    def put(self, group: PendingGroup) -> None:
-        if self.state.value() is None:
-            self.timers.register_processing_time_timer(group.deadline)
-            self.timers.register_event_time_timer(END_OF_INPUT_TIMER)
-        self.state.update(to_row(group))
-
-    def clear(self) -> None:
-        pending = self.get()
-        if pending is not None:
-            self.timers.delete_processing_time_timer(pending.deadline)
-            self.timers.delete_event_time_timer(END_OF_INPUT_TIMER)
-        self.state.clear()
-
-
-class AssembleMultipart(KeyedProcessFunction):
-    """Keyed by multipart group: fragments to whole reports, broken groups to the dead letters."""
-
-    def __init__(self, timeout_ms: int, emit_tallies: bool) -> None:
-        self.timeout_ms = timeout_ms
-        self.emit_tallies = emit_tallies
-
-    def open(self, runtime_context: RuntimeContext) -> None:
-        self.logic = MultipartAssembler(self.timeout_ms)
-        self.store = _GroupState(runtime_context)
-        self.tallies = _Tallies(runtime_context, self.emit_tallies, ("fragments_joined", "other_types"))
 
     def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[Any]:
-        frag = from_row(Fragment, value)
+        lines = value  # the batch of Row(lane, lines): PyFlink hands a keyed operator the record alone
+        self.tallies.metric("lines", len(lines))
         timers = ctx.timer_service()
-        self.store.timers = timers
-        step = self.logic.on_fragment(self.store, frag, timers.current_processing_time())
-        if step.dead is not None:
-            yield from self.tallies.dead(step.dead)
-        message = step.message
-        if message is None:
-            return
-        yield from self.tallies.count("fragments_joined", step.joined)
-        if isinstance(message, Report):
-            yield Row(message.mmsi, to_row(message))
-        elif isinstance(message, Skipped):
-            yield from self.tallies.count(message.kind)
-        else:
-            yield from self.tallies.dead(message)
+        self.groups.timers = timers
+        if not self.end_timer_armed:
+            timers.register_event_time_timer(END_OF_INPUT_TIMER)
+            self.end_timer_armed = True
+        parser, groups = self.parser, self.groups
+        now = int(time.time() * 1000)
+        entries: list[tuple[Any, ...]] = []
+        for line in lines:
+            if self.fail_text:
+                self._injected_failure(line)
+            entry = parser.line(line, now, groups)
+            if entry is not None:
+                report = entry.report
+                entries.append(parsed_entry(entry.assigned, entry.source, report))
+        yield from self._drain()
+        if entries:
+            yield Row(*[list(column) for column in zip(*entries, strict=True)])
+
+    def _drain(self) -> Iterator[Any]:
+        parser = self.parser
+        for tally in parser.tallies:
+            yield from self.tallies.count(tally)
+        parser.tallies.clear()
+        for dead in parser.dead:
+            yield from self.tallies.dead(dead)
+        parser.dead.clear()
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Any]:
-        self.store.timers = ctx.timer_service()
-        dead = self.logic.expire(self.store, end_of_input=timestamp == END_OF_INPUT_TIMER)
-        if dead is not None:
-            yield from self.tallies.dead(dead)
+        self.groups.timers = ctx.timer_service()
+        if timestamp == END_OF_INPUT_TIMER:
+            self.parser.expire(self.groups, self.groups.pending(), end_of_input=True)
+        else:
+            self.parser.expire(self.groups, self.groups.expired(timestamp), end_of_input=False)
+        yield from self._drain()
 
 
 _VESSEL_NAMES = ["last_lat5", "last_lon5", "last_ts", "max_ts", "pruned_at", "cleanup_at", "ids", "static"]
@@ -440,13 +431,12 @@ class _Batch:
             yield tag, "\n".join(lines)
 
 
-class DedupVessel(KeyedCoProcessFunction):
-    """Keyed by vessel shard (MMSI mod ``VESSEL_SHARDS``); input 1 is batches of single-sentence
-    reports, input 2 batches of reassembled ones (both ``ais.flink.KeyedBatches``, with its state
-    markers). Its main output is the vessels' pane contributions, one batch of columns
-    (``VesselPane``) per call, for the Java window operator; positions, static reports, late
-    reports, dead letters and tallies go to side outputs, one record of JSON Lines per output and
-    batch."""
+class DedupVessel(KeyedProcessFunction):
+    """Keyed by vessel shard (MMSI mod ``VESSEL_SHARDS``): batches of reports, each lane's in its
+    order (``ais.flink.KeyedBatches``, with its state markers). Its main output is the vessels'
+    pane contributions, one batch of columns (``VesselPane``) per call, for the Java window
+    operator; positions, static reports, late reports, dead letters and tallies go to side
+    outputs, one record of JSON Lines per output and batch."""
 
     def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
         self.logic = VesselLogic(
@@ -477,7 +467,7 @@ class DedupVessel(KeyedCoProcessFunction):
         runtime_context.get_metrics_group().gauge("dedup_keys_held", self.store.keys_held)
         self.tallies.duplicate_ratio_gauge()
 
-    def _process(self, batch: Any, ctx: Any) -> Iterator[Any]:
+    def process_element(self, batch: Any, ctx: Any) -> Iterator[Any]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
         reports = from_columns(Report, batch)
         if not reports:  # a marker (an empty batch): a checkpoint barrier follows
@@ -501,6 +491,8 @@ class DedupVessel(KeyedCoProcessFunction):
                 tally = outcome.tally
                 if tally is not None and emit_tallies:
                     out.add(TALLY, tally)
+                    if outcome.kind == LATE:
+                        out.add(TALLY, outputs.receiver_tally(LATE, report.receiver))
             for window in outcome.late_windows:
                 out.count("late_records_" + window)
             if pane is not None:
@@ -508,12 +500,6 @@ class DedupVessel(KeyedCoProcessFunction):
         if panes:
             yield to_columns(panes)
         yield from out.emit(self.tallies)
-
-    def process_element1(self, value: Any, ctx: Any) -> Iterator[Any]:
-        yield from self._process(value, ctx)
-
-    def process_element2(self, value: Any, ctx: Any) -> Iterator[Any]:
-        yield from self._process(value, ctx)
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())

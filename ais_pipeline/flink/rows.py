@@ -101,31 +101,24 @@ def to_columns(records: list[Any]) -> Row:
 
 
 def parsed_type() -> TypeInformation:
-    """A batch of parsed lines as columns (one array per field, one value per line), for
-    ``ais.flink.StampedWatermarks``: ``assigned`` (the event time the line moves the watermark
-    with), ``mmsi`` and the report's fields, then ``group`` and the fragment's fields. A line is
-    a report (``group`` null) or a multipart fragment (the report's fields null)."""
-    report, fragment = report_type(), fragment_type()
-    return Types.ROW(
+    """A batch of a lane's entries as columns (one array per field, one value per entry), for
+    ``ais.flink.ReceiverWatermarks``: ``assigned`` (the event time the line moves its source's
+    clock with), ``source`` (its receiver), then the fields of the entry's ``Report`` (all null
+    for an entry without one)."""
+    report = report_type()
+    return Types.ROW_NAMED(
+        ["assigned", "source", *report.get_field_names()],  # type: ignore[attr-defined]
         [
             Types.BASIC_ARRAY(Types.LONG()),
-            Types.BASIC_ARRAY(Types.LONG()),
-            *[Types.BASIC_ARRAY(t) for t in report.get_field_types()],  # type: ignore[attr-defined]
             Types.BASIC_ARRAY(Types.STRING()),
-            *[Types.BASIC_ARRAY(t) for t in fragment.get_field_types()],  # type: ignore[attr-defined]
-        ]
+            *[Types.BASIC_ARRAY(t) for t in report.get_field_types()],  # type: ignore[attr-defined]
+        ],
     )
 
 
 _NO_REPORT = (None,) * len(fields(Report))
-_NO_FRAGMENT = (None,) * len(fields(Fragment))
 
 
-def parsed_report(assigned: int, report: Report) -> tuple[Any, ...]:
-    """One line of a :func:`parsed_type` batch: a report."""
-    return (assigned, report.mmsi, *values(report), None, *_NO_FRAGMENT)
-
-
-def parsed_fragment(assigned: int, fragment: Fragment) -> tuple[Any, ...]:
-    """One line of a :func:`parsed_type` batch: a multipart fragment."""
-    return (assigned, None, *_NO_REPORT, fragment.group, *values(fragment))
+def parsed_entry(assigned: int, source: str, report: Report | None) -> tuple[Any, ...]:
+    """One entry of a :func:`parsed_type` batch."""
+    return (assigned, source, *(_NO_REPORT if report is None else values(report)))

@@ -1,9 +1,14 @@
 """The job's topology, as the README's diagram draws it: raw lines in, the job's outputs out.
 
     read lines ─► batch lines ─► parse lines ─► watermarks ─► batch reports ─► dedup by MMSI ─► cell windows
-                  (Java)         (Python)       (Java)  └► multipart ─────┘    (Python)         (Java)
-                                                           (Python)              │ positions, static, late,
-                                                                                 │ dead letters, tallies
+                  (Java, per     (Python, per   (Java, per   (Java, by       (Python, keyed    (Java, keyed
+                  lane)          lane, with     lane, by     vessel shard)   by vessel shard)  by cell)
+                                 multipart)     receiver)                    │ positions, static, late,
+                                                                             │ dead letters, tallies
+
+A lane is one source subtask's lines (a file run has one: the files in name order). Everything up
+to the watermarks runs per lane, in the lane's order, so a vessel's reports reach the dedup
+operator in that order at any parallelism.
 
 ``build_pipeline(env, lines, config)`` takes any stream of lines (a file source, Kafka, or a
 test's own collection), so the CLI and the tests build the same job.
@@ -19,21 +24,15 @@ from pyflink.datastream import DataStream, StreamExecutionEnvironment
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.flink import jvm
 from ais_pipeline.flink import operators as f
-from ais_pipeline.flink.rows import (
-    aggregate_type,
-    columns,
-    fragment_type,
-    keyed,
-    parsed_type,
-    report_type,
-    vessel_pane_type,
-)
+from ais_pipeline.flink.rows import aggregate_type, columns, parsed_type, report_type, vessel_pane_type
 from ais_pipeline.rules.dedup import VESSEL_SHARDS
 from ais_pipeline.rules.outputs import OUTPUTS
+from ais_pipeline.rules.watermarks import CONSENSUS_LINES
 
 LINES_PER_BATCH = 256
 REPORTS_PER_BATCH = 1024
 BATCH_DELAY_MS = 100
+MAX_PARALLELISM = 128  # Flink's default up to parallelism 85, set so that lanes' keys stay on their subtask
 
 
 @dataclass(frozen=True)
@@ -56,46 +55,40 @@ def build_pipeline(
 ) -> Streams:
     """The whole job on a stream of raw lines."""
     env.add_jars(jvm.helpers_jar().as_uri())
+    env.set_max_parallelism(MAX_PARALLELISM)
     spec = f.window_spec(config)
 
-    # Lines to reports and fragments, each stamped with the watermark it was read under.
+    # Per lane: lines to entries (reports, reassembled multipart groups, times), then stamped
+    # with the watermark of the lane's receivers.
+    batches = jvm.LineBatches(LINES_PER_BATCH, BATCH_DELAY_MS).apply(lines)
     parsed = (
-        jvm.LineBatches(LINES_PER_BATCH, BATCH_DELAY_MS)
-        .apply(lines)
+        jvm.keyed_by_first_field(batches, Types.INT(), Types.BASIC_ARRAY(Types.STRING()), already_partitioned=True)
         .process(f.ParseLines(config, emit_tallies), output_type=parsed_type())
         .name("parse lines")
         .uid("parse")
+        .set_parallelism(jvm.parallelism(lines))
     )
-    reports, fragment_rows = jvm.StampedWatermarks(
+    reports = jvm.ReceiverWatermarks(
         config.out_of_orderness_s * 1000,
         config.idle_timeout_s * 1000,
+        config.max_clock_skew_ms,
+        config.watermark_warm_up,
+        CONSENSUS_LINES,
         spec.watermark_step_ms,
+        parsed_type(),
         report_type(),
-        fragment_type(),
-    ).apply(parsed, "watermarks (per event, checkpointed)", "watermarks")
-
-    # Multipart groups, keyed by group.
-    assembled = (
-        jvm.keyed_by_first_field(fragment_rows, Types.STRING(), fragment_type())
-        .process(
-            f.AssembleMultipart(config.multipart_timeout_ms, emit_tallies),
-            output_type=keyed(Types.LONG(), report_type()),
-        )
-        .name("reassemble multipart")
-        .uid("multipart")
-    )
+    ).apply(parsed, "watermarks (per lane, following receivers)", "watermarks", f.TALLY if emit_tallies else None)
 
     # Dedup by vessel, in batches per vessel shard.
-    batches = jvm.KeyedBatches(VESSEL_SHARDS, REPORTS_PER_BATCH, BATCH_DELAY_MS, report_type())
-    report_batches = batches.apply(reports, "batch reports by vessel shard")
-    assembled_batches = batches.apply(assembled, "batch reassembled reports")
-    batch_type = columns(report_type())
+    report_batches = jvm.KeyedBatches(VESSEL_SHARDS, REPORTS_PER_BATCH, BATCH_DELAY_MS, report_type()).apply(
+        reports, "batch reports by vessel shard"
+    )
     vessels = (
-        jvm.keyed_by_first_field(report_batches, Types.INT(), batch_type)
-        .connect(jvm.keyed_by_first_field(assembled_batches, Types.INT(), batch_type))
+        jvm.keyed_by_first_field(report_batches, Types.INT(), columns(report_type()))
         .process(f.DedupVessel(config, emit_tallies), output_type=columns(vessel_pane_type()))
         .name("dedup by MMSI")
         .uid("dedup-shards")
+        .set_parallelism(config.parallelism)
     )
 
     # Cell windows, in Java on Flink's keyed state and timers.
@@ -120,6 +113,6 @@ def build_pipeline(
         static=lines_of(side(vessels, f.STATIC), "static report"),
         aggregates=jvm.AggregateJson(aggregate_type()).apply(aggregates, "aggregate as JSON"),
         late=lines_of(side(vessels, f.LATE_OUT), "late report"),
-        dead_letter=side(parsed, f.DEAD).union(side(assembled, f.DEAD), lines_of(side(vessels, f.DEAD), "dead letter")),
-        tally=side(parsed, f.TALLY).union(side(assembled, f.TALLY), lines_of(side(vessels, f.TALLY), "tally")),
+        dead_letter=side(parsed, f.DEAD).union(lines_of(side(vessels, f.DEAD), "dead letter")),
+        tally=side(parsed, f.TALLY).union(side(reports, f.TALLY), lines_of(side(vessels, f.TALLY), "tally")),
     )

@@ -86,8 +86,6 @@ class MultipartAssembler:
             return Step()
         store.clear()
         message = report_from_payload(payload, frag.fill, pending.receiver, pending.ts, raw)
-        if isinstance(message, Report):
-            message = replace(message, watermark=frag.watermark)
         return Step(message=message, joined=frag.frag_cnt - 1)
 
     def expire(self, store: GroupStore, end_of_input: bool) -> DeadLetter | None:

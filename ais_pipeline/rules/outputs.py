@@ -137,12 +137,43 @@ def read_tallies(directory: Path) -> Counter[str]:
     return counts
 
 
+RECEIVER_TALLY = "by_receiver#"
+
+
+def receiver_tally(figure: str, receiver: str) -> str:
+    """The tally record of one line counted for its receiver (``clock_ahead``, ``clock_behind``,
+    ``late``): per-receiver figures, besides the totals, so that a bad clock can be found."""
+    return f"{RECEIVER_TALLY}{figure}#{receiver}"
+
+
 def tally_totals(tallies: Counter[str]) -> Counter[str]:
-    """Tallies per summary figure: ``figure@minute`` tallies add up into the figure's total."""
+    """Tallies per summary figure: ``figure@minute`` tallies add up into the figure's total;
+    per-receiver tallies (:func:`receiver_tally`) are not figures of their own."""
     totals: Counter[str] = Counter()
     for name, n in tallies.items():
-        totals[name.partition("@")[0]] += n
+        if not name.startswith(RECEIVER_TALLY):
+            totals[name.partition("@")[0]] += n
     return totals
+
+
+RECEIVER_FIGURES = ("clock_ahead", "clock_behind", "late", "future_timestamp")
+NO_RECEIVER = "(none)"  # how summary.json names lines without a receiver (no tag-block s:)
+
+
+def by_receiver(tallies: Counter[str], dead: list[dict[str, object]]) -> dict[str, dict[str, int]]:
+    """Per receiver, what its clock cost: lines more than the maximum clock skew ahead of or
+    behind the consensus, reports late for every window, and reports dead-lettered for a time
+    ahead of the wall clock. Only receivers with something to count; "(none)" for no ``s:``."""
+    counts: dict[str, Counter[str]] = {}
+    for name, n in tallies.items():
+        if name.startswith(RECEIVER_TALLY):
+            figure, _, receiver = name[len(RECEIVER_TALLY) :].partition("#")
+            counts.setdefault(receiver or NO_RECEIVER, Counter())[figure] += n
+    for record in dead:
+        if record.get("reason") == "future_timestamp":
+            receiver = str(record.get("receiver") or "") or NO_RECEIVER
+            counts.setdefault(receiver, Counter())["future_timestamp"] += 1
+    return {rx: {f: counts[rx].get(f, 0) for f in RECEIVER_FIGURES} for rx in sorted(counts)}
 
 
 def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, object]:
@@ -164,6 +195,7 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
         int(totals.get("duplicates_near", 0)),
     )
     summary["accounted_lines"] = accounted_lines(summary)
+    summary["receivers"] = by_receiver(tallies, dead)
     summary["per_minute"] = per_minute(tallies, output_dir)
     return summary
 
@@ -174,7 +206,7 @@ def per_minute(tallies: Counter[str], output_dir: Path) -> dict[str, dict[str, i
     minutes: dict[int, Counter[str]] = {}
     for name, n in tallies.items():
         figure, sep, minute = name.partition("@")
-        if sep:
+        if sep and not name.startswith(RECEIVER_TALLY):
             minutes.setdefault(int(minute), Counter())[figure] += n
     for record in read_jsonl(output_dir / "positions"):
         ts = parse_iso_ms(str(record["timestamp"]))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -321,17 +320,17 @@ def event_time(parsed: Parsed, now_ms: int, max_clock_skew_ms: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Routed:
-    """Where one parsed line goes: a report or fragment stamped with its event time and the
-    watermark it was read under, or a dead letter, plus the tally records it makes."""
+    """Where one parsed line goes: a report or fragment with its event time, or a dead letter,
+    plus the tally records it makes."""
 
     record: Report | Fragment | None = None
     dead: DeadLetter | None = None
     tallies: tuple[str, ...] = ()
 
 
-def route_line(parsed: Parsed, assigned: int, watermark: Callable[[], int]) -> Routed:
+def route_line(parsed: Parsed, assigned: int) -> Routed:
     """Decide a parsed line, given the timestamp the watermark generator got for it (see
-    :func:`event_time`) and the current watermark (asked only for reports and fragments)."""
+    :func:`event_time`)."""
     if isinstance(parsed, Skipped):
         return Routed(tallies=(parsed.kind,))
     if isinstance(parsed, DeadLetter):
@@ -341,10 +340,12 @@ def route_line(parsed: Parsed, assigned: int, watermark: Callable[[], int]) -> R
     if isinstance(parsed, Report):
         no_time = parsed.ts == TIME_UNKNOWN
         ts = assigned if no_time else parsed.ts
-        return Routed(replace(parsed, ts=ts, watermark=watermark()), tallies=("no_time",) if no_time else ())
+        return Routed(replace(parsed, ts=ts) if no_time else parsed, tallies=("no_time",) if no_time else ())
     first = parsed.frag_num == 1
     tallies = ("no_time",) if first and not parsed.has_time else ()
-    return Routed(replace(parsed, ts=assigned if first else parsed.ts, watermark=watermark()), tallies=tallies)
+    if first and not parsed.has_time:
+        return Routed(replace(parsed, ts=assigned), tallies=tallies)
+    return Routed(parsed, tallies=tallies)
 
 
 def future_timestamp(parsed: Report | Fragment) -> DeadLetter:

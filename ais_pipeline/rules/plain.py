@@ -1,9 +1,9 @@
 """The same job as one plain Python loop: no Flink, dicts for state, a heap for timers.
 
-It runs the very logic the Flink operators run (parse, multipart, dedup, windows) with Flink's
-event-time rules at parallelism 1: a line is judged against the watermark of the lines before
-it; when a line moves the watermark, the timers that fall due fire, first the multipart ones,
-then the vessels', then the cells'. It is the alternative a user would write by hand, the oracle
+It runs the very logic the Flink operators run (the lane's parse and multipart, the receivers'
+watermark, dedup, windows) with Flink's event-time rules at parallelism 1: a line is judged
+against the watermark of the lines before it; when a line moves the watermark, the timers that
+fall due fire, first the vessels', then the cells'. It is the alternative a user would write by hand, the oracle
 the Flink job is tested against, and the benchmark's baseline.
 
     python -m ais_pipeline.rules.plain FILE [--output DIR] [flags]
@@ -24,10 +24,11 @@ from pathlib import Path
 
 from ais_pipeline.config import PipelineConfig, input_files, parse_config
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.dedup import DictVesselStore, VesselLogic
-from ais_pipeline.rules.multipart import DictGroupStore, MultipartAssembler
-from ais_pipeline.rules.parse import DeadLetter, Parsed, Skipped, event_time, parse_line, route_line
-from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report, VesselPane
+from ais_pipeline.rules.dedup import LATE, DictVesselStore, VesselLogic
+from ais_pipeline.rules.lane import DictGroupStores, LaneParser
+from ais_pipeline.rules.parse import DeadLetter
+from ais_pipeline.rules.records import TIME_UNKNOWN, Report, VesselPane
+from ais_pipeline.rules.watermarks import ReceiverWatermarks
 from ais_pipeline.rules.windows import CellWindows, DictCellStore, WindowSpec
 
 END_OF_INPUT = 2**63 - 1  # Flink's final watermark
@@ -56,7 +57,13 @@ class PlainPipeline:
         self.config = config
         self.now_ms = now_ms
         spec = WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms)
-        self.assembler = MultipartAssembler(config.multipart_timeout_ms)
+        self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
+        self.clocks = ReceiverWatermarks(
+            config.out_of_orderness_s * 1000,
+            config.idle_timeout_s * 1000,
+            config.max_clock_skew_ms,
+            warm_up_lines=config.watermark_warm_up,
+        )
         self.vessel_logic = VesselLogic(
             spec,
             config.dedup_ttl_ms,
@@ -67,14 +74,13 @@ class PlainPipeline:
         )
         self.windows = CellWindows(spec)
         # Keyed state: a store per key, made on first use, as Flink's keyed state is.
-        self.groups: defaultdict[str, DictGroupStore] = defaultdict(DictGroupStore)  # pending groups only
+        self.groups = DictGroupStores()
         self.vessels: defaultdict[int, DictVesselStore] = defaultdict(DictVesselStore)
         self.cells: defaultdict[str, DictCellStore] = defaultdict(DictCellStore)
         # One heap of (time, key) per operator, and the set of (time, key) already queued.
         self._timers: dict[str, list[tuple[int, object]]] = {"vessels": [], "cells": []}
         self._queued: dict[str, set[tuple[int, object]]] = {"vessels": set(), "cells": set()}
-        self.max_ts = TIME_UNKNOWN
-        self.watermark = TIME_UNKNOWN  # the source's
+        self.watermark = TIME_UNKNOWN  # the lane's
         # Each operator's own watermark: it moves when the watermark reaches that operator, after
         # the operators upstream have fired their timers (and sent on what those emitted).
         self.op_watermark = {"vessels": TIME_UNKNOWN, "cells": TIME_UNKNOWN}
@@ -94,7 +100,7 @@ class PlainPipeline:
 
     def _report(self, report: Report) -> None:
         store = self.vessels[report.mmsi]
-        outcome, pane = self.vessel_logic.process(store, report, report.watermark)
+        outcome, pane = self.vessel_logic.process(store, report, self.watermark)
         self._collect_timers("vessels", report.mmsi, store)
         named = self.out.named()
         for name, text in outputs.outcome_records(outcome):
@@ -104,6 +110,8 @@ class PlainPipeline:
             self._dead(dead)
         elif outcome.tally is not None:
             self.out.tallies[outcome.tally] += 1
+            if outcome.kind == LATE:
+                self.out.tallies[outputs.receiver_tally(LATE, report.receiver)] += 1
         if pane is not None:
             self._pane(pane)
 
@@ -113,34 +121,9 @@ class PlainPipeline:
             self.out.aggregates.append(outputs.aggregate_json(agg))
         self._collect_timers("cells", pane.cell, store)
 
-    def _fragment(self, frag: Fragment) -> None:
-        store = self.groups[frag.group]
-        # A file replay never waits out a wall-clock deadline: only the end of input expires groups.
-        step = self.assembler.on_fragment(store, frag, now_ms=0)
-        if store.group is None:
-            del self.groups[frag.group]
-        if step.dead is not None:
-            self._dead(step.dead)
-        message = step.message
-        if message is None:
-            return
-        self.out.tallies["fragments_joined"] += step.joined
-        if isinstance(message, Report):
-            self._report(message)
-        elif isinstance(message, Skipped):
-            self.out.tallies[message.kind] += 1
-        else:
-            self._dead(message)
-
     def _advance(self, watermark: int) -> None:
         """The watermark moves: fire due timers operator by operator, as Flink forwards it."""
         self.watermark = watermark
-        if watermark == END_OF_INPUT:
-            for group in sorted(self.groups):
-                dead = self.assembler.expire(self.groups[group], end_of_input=True)
-                if dead is not None:
-                    self._dead(dead)
-            self.groups.clear()
         for kind in ("vessels", "cells"):
             self.op_watermark[kind] = watermark
             heap = self._timers[kind]
@@ -161,30 +144,36 @@ class PlainPipeline:
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, lines: Iterable[str]) -> None:
-        cfg = self.config
-        ooo = cfg.out_of_orderness_s * 1000
+        parser, groups, clocks, out = self.parser, self.groups, self.clocks, self.out
         for line in lines:
             now = self.now_ms if self.now_ms is not None else int(time.time() * 1000)
-            parsed = parse_line(line, cfg.input_format)
-            assigned = event_time(parsed, now, cfg.max_clock_skew_ms)
-            self._line(parsed, assigned)
-            if assigned != TIME_UNKNOWN and assigned > self.max_ts:
-                self.max_ts = assigned
-                if assigned - ooo - 1 > self.watermark:
-                    self._advance(assigned - ooo - 1)
+            entry = parser.line(line, now, groups)
+            self._drain()
+            if entry is None:
+                continue
+            if entry.report is not None:
+                self._report(entry.report)
+            flag = clocks.observe(entry.source, entry.assigned)
+            if flag is not None:
+                out.tallies[outputs.receiver_tally(flag, entry.source)] += 1
+            if clocks.watermark > self.watermark:
+                self._advance(clocks.watermark)
 
-    def _line(self, parsed: Parsed, assigned: int) -> None:
-        routed = route_line(parsed, assigned, lambda: self.watermark)
-        self.out.tallies.update(routed.tallies)
-        if routed.dead is not None:
-            self._dead(routed.dead)
-        elif isinstance(routed.record, Report):
-            self._report(routed.record)
-        elif routed.record is not None:
-            self._fragment(routed.record)
+    def _drain(self) -> None:
+        parser = self.parser
+        if parser.tallies:
+            self.out.tallies.update(parser.tallies)
+            parser.tallies.clear()
+        if parser.dead:
+            for dead in parser.dead:
+                self._dead(dead)
+            parser.dead.clear()
 
     def finish(self) -> PlainResult:
-        """End of input: the final watermark fires every timer left."""
+        """End of input: every pending group is dead-lettered; the final watermark fires every
+        timer left."""
+        self.parser.expire(self.groups, self.groups.pending(), end_of_input=True)
+        self._drain()
         self._advance(END_OF_INPUT)
         return self.out
 

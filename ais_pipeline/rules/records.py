@@ -41,8 +41,8 @@ class Report:
     sog: float | None = None
     cog: float | None = None
     heading: Int32 | None = None
-    # The parse operator's watermark when it read the line. Lateness is decided against it, so
-    # the same input in the same order always gives the same late reports.
+    # The watermark in force when the line was read (stamped by the watermark stage). Lateness is
+    # decided against it, so the same input in the same order always gives the same late reports.
     watermark: int = -(2**63)
 
 
@@ -59,7 +59,6 @@ class Fragment:
     ts: int  # event time, epoch ms; TIME_UNKNOWN when the sentence carried none
     has_time: bool
     raw: str
-    watermark: int = -(2**63)
 
 
 @dataclass(frozen=True, slots=True)

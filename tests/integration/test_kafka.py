@@ -112,7 +112,7 @@ def test_running_job_shows_names_checkpoints_and_counts_in_the_web_ui_and_to_pro
         "watermarks (per event, checkpointed)",
         "reassemble multipart",
         "dedup by MMSI",
-        "cell windows (keyed by cell shard)",
+        "cell windows (keyed by cell)",
         "write Kafka live.positions",
         "write Kafka live.aggregates",
         "write Kafka live.dead_letter",

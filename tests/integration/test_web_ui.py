@@ -95,7 +95,7 @@ def test_job_page_shows_the_job_its_named_operators_and_their_metrics(tmp_path: 
         "parse lines",
         "reassemble multipart",
         "dedup by MMSI",
-        "cell windows (keyed by cell shard)",
+        "cell windows (keyed by cell)",
     ):
         assert operator in dom, operator
     # The vertex table's metrics: the source read the sample's 10,000 lines.

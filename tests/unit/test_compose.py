@@ -101,7 +101,7 @@ def test_the_java_module_builds_against_the_flink_and_connector_the_job_runs_on(
     assert f'"apache-flink=={flink}"' in pyproject
     connector = re.search(r"<flink.kafka.connector.version>(.+)</", java_pom).group(1)  # type: ignore[union-attr]
     assert f"<flink.kafka.connector.version>{connector}</" in connectors_pom
-    assert java_pom.count("<scope>provided</scope>") == 2  # Flink and the connector come from the runtime
+    assert java_pom.count("<scope>provided</scope>") == 3  # Flink, its file connector and Kafka come from the runtime
 
 
 def test_checkpoints_go_to_a_volume_every_flink_container_shares(compose, conf):

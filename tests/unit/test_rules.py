@@ -1,6 +1,10 @@
 """Every rule of SPEC.md on small feeds, through the plain-Python pipeline (the very logic the
 Flink operators run, with Flink's event-time rules at parallelism 1). Timings the real captures
-do not have are built with pyais's encoder (tests/nmea.py)."""
+do not have are built with pyais's encoder (tests/nmea.py).
+
+These feeds are a few lines long, so the watermark starts with their first line
+(``--watermark-warm-up 1``); the warm-up and the receivers' rule have tests of their own
+(``tests/unit/test_watermarks.py``)."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ T0 = BASE - BASE % 60  # a window boundary, epoch seconds
 
 
 def run(lines: list[str], **knobs: Any) -> PlainResult:
+    knobs.setdefault("watermark_warm_up", 1)
     config = PipelineConfig(input_path=Path(__file__), **knobs)
     return run_plain(config, lines, now_ms=(T0 + 86_400) * 1000)
 

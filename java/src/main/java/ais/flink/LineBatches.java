@@ -3,22 +3,31 @@ package ais.flink;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.types.Row;
 
 /**
- * Consecutive lines as one record ({@code String[]}), so that the Python parse operator is called
- * once per batch instead of once per line: every call into Python and every record converted
- * between Java and Python costs several microseconds, more than parsing a line.
+ * Consecutive lines of one lane as one record, {@code Row(lane, String[])}, so that the Python
+ * parse operator is called once per batch instead of once per line: every call into Python and
+ * every record converted between Java and Python costs several microseconds, more than parsing a
+ * line.
+ *
+ * <p>A lane is this subtask's stream of lines (one source subtask's). {@code lane} is a key that
+ * Flink's key groups assign to this very subtask index, so the parse operator downstream, at the
+ * same parallelism, can take the stream as keyed by lane without a shuffle (the job reinterprets
+ * it as keyed) and keep each lane's pending multipart groups in its keyed state.
  *
  * <p>A batch leaves when it holds {@code maxLines} lines, after {@code maxDelayMillis} of wall
  * clock, and before every checkpoint barrier, watermark or watermark status from upstream, and at
  * the end of the input ({@link Batching}). The order of lines is kept.
  */
-public final class LineBatches extends Batching<String, String[]> {
+public final class LineBatches extends Batching<String, Row> {
     private static final long serialVersionUID = 1L;
     private static final String[] EMPTY = new String[0];
 
     private transient List<String> lines;
+    private transient int lane;
 
     public LineBatches(int maxLines, long maxDelayMillis) {
         super(maxLines, maxDelayMillis);
@@ -28,6 +37,22 @@ public final class LineBatches extends Batching<String, String[]> {
     public void open() throws Exception {
         super.open();
         lines = new ArrayList<>(maxRecords);
+        lane =
+                laneKey(
+                        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                        getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks(),
+                        getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
+    }
+
+    /** The smallest key that Flink assigns to subtask {@code index}, as PyFlink keys a Row(key, ...). */
+    static int laneKey(int index, int parallelism, int maxParallelism) {
+        for (int key = 0; ; key++) {
+            Row asKey = new Row(1);
+            asKey.setField(0, key);
+            if (KeyGroupRangeAssignment.assignKeyToParallelOperator(asKey, maxParallelism, parallelism) == index) {
+                return key;
+            }
+        }
     }
 
     @Override
@@ -38,7 +63,7 @@ public final class LineBatches extends Batching<String, String[]> {
 
     @Override
     protected void emitBatches() {
-        output.collect(new StreamRecord<>(lines.toArray(EMPTY)));
+        output.collect(new StreamRecord<>(Row.of(lane, lines.toArray(EMPTY))));
         lines.clear();
     }
 }

@@ -3,8 +3,10 @@ package ais.flink;
 import java.io.Serializable;
 import java.util.Arrays;
 
+import org.apache.flink.api.common.typeinfo.BasicArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.typeutils.ObjectArrayTypeInfo;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 
 /**
@@ -31,6 +33,26 @@ final class RecordLayout {
         if (!actual.equals(expected)) {
             throw new IllegalArgumentException(
                     "record field '" + name + "' is " + actual + ", expected " + expected);
+        }
+        return index;
+    }
+
+    /** A column of a batch: an array of {@code component} values (BASIC_ARRAY in PyFlink). */
+    static int arrayField(RowTypeInfo type, String name, TypeInformation<?> component) {
+        int index = type.getFieldIndex(name);
+        if (index < 0) {
+            throw new IllegalArgumentException(
+                    "batch " + Arrays.toString(type.getFieldNames()) + " has no column '" + name + "'");
+        }
+        TypeInformation<?> actual = type.getTypeAt(index);
+        TypeInformation<?> inner = null;
+        if (actual instanceof BasicArrayTypeInfo) {
+            inner = ((BasicArrayTypeInfo<?, ?>) actual).getComponentInfo();
+        } else if (actual instanceof ObjectArrayTypeInfo) {
+            inner = ((ObjectArrayTypeInfo<?, ?>) actual).getComponentInfo();
+        }
+        if (inner == null || !inner.equals(component)) {
+            throw new IllegalArgumentException("batch column '" + name + "' is " + actual + ", expected " + component + "[]");
         }
         return index;
     }

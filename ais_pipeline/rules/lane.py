@@ -1,0 +1,128 @@
+"""One input lane's lines, up to the watermark: parse, event time, multipart reassembly.
+
+A lane is one ordered stream of lines (a file run; one Kafka source subtask). Its lines are
+decided in input order by one :class:`LaneParser`: every line is counted, dead-lettered, or gives
+an :class:`Entry` for the watermark stage, which stamps the entry's report with the watermark in
+force before the line and then moves the watermark with the line's time
+(:mod:`ais_pipeline.rules.watermarks`). Multipart groups are reassembled here, in the lane's
+order, so a vessel's reassembled reports keep their place among its single-sentence ones (a
+static report amended twice reaches the dedup rules in the order it was sent, at any
+parallelism).
+
+The Flink parse operator and the plain loop both run this class; they differ only in where the
+pending groups are kept (:class:`GroupStores`) and in the clock they pass for deadlines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ais_pipeline.rules.multipart import DictGroupStore, GroupStore, MultipartAssembler
+from ais_pipeline.rules.parse import DeadLetter, Skipped, event_time, parse_line, route_line
+from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What one line gives the watermark stage: the event time it moves its source's clock with
+    (TIME_UNKNOWN: none), its source (the line's receiver, "" without one), and the report it
+    completes, if any (a single-sentence report, or a multipart group's last fragment)."""
+
+    assigned: int
+    source: str
+    report: Report | None
+
+
+class GroupStores(Protocol):
+    """The pending multipart groups of a lane, by group key."""
+
+    def store(self, key: str) -> GroupStore: ...
+    def pending(self) -> Iterable[str]: ...
+
+
+class DictGroupStores:
+    """:class:`GroupStores` in a dict, for the plain loop and tests."""
+
+    def __init__(self) -> None:
+        self.groups: dict[str, DictGroupStore] = {}
+
+    def store(self, key: str) -> GroupStore:
+        return _DictGroup(self, key)
+
+    def pending(self) -> Iterable[str]:
+        return sorted(self.groups)
+
+
+class _DictGroup:
+    __slots__ = ("_key", "_stores")
+
+    def __init__(self, stores: DictGroupStores, key: str) -> None:
+        self._stores, self._key = stores, key
+
+    def get(self):  # type: ignore[no-untyped-def]
+        group = self._stores.groups.get(self._key)
+        return None if group is None else group.group
+
+    def put(self, group) -> None:  # type: ignore[no-untyped-def]
+        self._stores.groups.setdefault(self._key, DictGroupStore()).put(group)
+
+    def clear(self) -> None:
+        self._stores.groups.pop(self._key, None)
+
+
+class LaneParser:
+    """Decides one lane's lines in order. ``tallies`` and ``dead`` collect what the lines
+    counted and dead-lettered since the caller last emptied them."""
+
+    def __init__(self, input_format: str, max_clock_skew_ms: int, multipart_timeout_ms: int) -> None:
+        self.input_format = input_format
+        self.max_clock_skew_ms = max_clock_skew_ms
+        self.assembler = MultipartAssembler(multipart_timeout_ms)
+        self.tallies: list[str] = []
+        self.dead: list[DeadLetter] = []
+
+    def line(self, line: str, now_ms: int, groups: GroupStores) -> Entry | None:
+        """One line, read at wall-clock ``now_ms``: its entry for the watermark stage, or None
+        when it gives none (counted or dead-lettered, and no time to move a clock with)."""
+        parsed = parse_line(line, self.input_format)
+        assigned = event_time(parsed, now_ms, self.max_clock_skew_ms)
+        routed = route_line(parsed, assigned)
+        if routed.tallies:
+            self.tallies.extend(routed.tallies)
+        if routed.dead is not None:
+            self.dead.append(routed.dead)
+            return None
+        record = routed.record
+        if isinstance(record, Report):
+            return Entry(assigned, record.receiver, record)
+        if isinstance(record, Fragment):
+            report = self._fragment(record, now_ms, groups)
+            if report is None and assigned == TIME_UNKNOWN:
+                return None
+            return Entry(assigned, record.receiver, report)
+        return None
+
+    def _fragment(self, frag: Fragment, now_ms: int, groups: GroupStores) -> Report | None:
+        step = self.assembler.on_fragment(groups.store(frag.group), frag, now_ms)
+        if step.dead is not None:
+            self.dead.append(step.dead)
+        message = step.message
+        if message is None:
+            return None
+        self.tallies.extend(["fragments_joined"] * step.joined)
+        if isinstance(message, Report):
+            return message
+        if isinstance(message, Skipped):
+            self.tallies.append(message.kind)
+        else:
+            self.dead.append(message)
+        return None
+
+    def expire(self, groups: GroupStores, keys: Iterable[str], end_of_input: bool) -> None:
+        """Dead-letter the pending groups ``keys`` (their deadline passed, or the input ended)."""
+        for key in list(keys):
+            dead = self.assembler.expire(groups.store(key), end_of_input)
+            if dead is not None:
+                self.dead.append(dead)

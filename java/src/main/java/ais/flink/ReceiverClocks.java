@@ -1,0 +1,224 @@
+package ais.flink;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The watermark of one input lane, following its receivers: the rule of
+ * {@code ais_pipeline.rules.watermarks.ReceiverWatermarks} (the reference; the README states it,
+ * {@code tests/golden/watermarks.json} holds cases both implementations must pass).
+ *
+ * <p>The consensus is the median event time of the last {@code consensusLines} lines with a
+ * time; a source (receiver) is current while its newest event time is no more than the idle
+ * timeout behind the consensus, and forgotten once it falls further behind; the watermark is
+ * the oldest newest time of the current sources minus the out-of-orderness, minus 1 ms, never
+ * moving back, and none before {@code warmUpLines} lines with a time.
+ */
+final class ReceiverClocks {
+    static final long TIME_UNKNOWN = Long.MIN_VALUE;
+    static final int NONE = 0;
+    static final int AHEAD = 1;
+    static final int BEHIND = 2;
+
+    private final long outOfOrderness;
+    private final long idleTimeout;
+    private final long maxClockSkew;
+    private final int consensusLines;
+    private final int warmUpLines;
+
+    long watermark = TIME_UNKNOWN;
+    long seen;
+    private final ArrayDeque<Long> recent = new ArrayDeque<>();
+    private long[] sorted;
+    private int size;
+    private final Map<String, Long> newest = new HashMap<>();
+    private final List<Source> byNewest = new ArrayList<>(); // sorted by (newest, name)
+
+    private static final class Source implements Comparable<Source> {
+        final long newest;
+        final String name;
+
+        Source(long newest, String name) {
+            this.newest = newest;
+            this.name = name;
+        }
+
+        @Override
+        public int compareTo(Source o) {
+            int c = Long.compare(newest, o.newest);
+            return c != 0 ? c : name.compareTo(o.name);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Source && compareTo((Source) o) == 0;
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(newest) * 31 + name.hashCode();
+        }
+    }
+
+    ReceiverClocks(long outOfOrderness, long idleTimeout, long maxClockSkew, int consensusLines, int warmUpLines) {
+        this.outOfOrderness = outOfOrderness;
+        this.idleTimeout = idleTimeout;
+        this.maxClockSkew = maxClockSkew;
+        this.consensusLines = consensusLines;
+        this.warmUpLines = warmUpLines;
+        this.sorted = new long[consensusLines + 1];
+    }
+
+    long consensus() {
+        return size == 0 ? TIME_UNKNOWN : sorted[(size - 1) / 2];
+    }
+
+    /** One line's source and event time; returns {@link #AHEAD}, {@link #BEHIND} or {@link #NONE}. */
+    int observe(String source, long ts) {
+        if (ts == TIME_UNKNOWN) {
+            return NONE;
+        }
+        int flag = NONE;
+        if (seen >= warmUpLines && !byNewest.isEmpty()) { // a consensus of a few lines says little
+            long reference = byNewest.get((byNewest.size() - 1) / 2).newest;
+            if (ts > reference + maxClockSkew) {
+                flag = AHEAD;
+            } else if (ts < reference - maxClockSkew) {
+                flag = BEHIND;
+            }
+        }
+        remember(ts);
+        seen++;
+        Long previous = newest.get(source);
+        if (previous == null || ts > previous) {
+            if (previous != null) {
+                unlist(new Source(previous, source));
+            }
+            newest.put(source, ts);
+            list(new Source(ts, source));
+        }
+        if (seen >= warmUpLines) {
+            advance();
+        }
+        return flag;
+    }
+
+    private void remember(long ts) {
+        recent.addLast(ts);
+        insert(ts);
+        if (recent.size() > consensusLines) {
+            remove(recent.removeFirst());
+        }
+    }
+
+    private void insert(long ts) {
+        int at = Arrays.binarySearch(sorted, 0, size, ts);
+        if (at < 0) {
+            at = -at - 1;
+        }
+        System.arraycopy(sorted, at, sorted, at + 1, size - at);
+        sorted[at] = ts;
+        size++;
+    }
+
+    private void remove(long ts) {
+        int at = Arrays.binarySearch(sorted, 0, size, ts);
+        System.arraycopy(sorted, at + 1, sorted, at, size - at - 1);
+        size--;
+    }
+
+    private void list(Source s) {
+        int at = Collections.binarySearch(byNewest, s);
+        byNewest.add(at < 0 ? -at - 1 : at, s);
+    }
+
+    private void unlist(Source s) {
+        int at = Collections.binarySearch(byNewest, s);
+        if (at >= 0) {
+            byNewest.remove(at);
+        }
+    }
+
+    private void advance() {
+        long horizon = consensus() - idleTimeout;
+        int forgotten = 0;
+        while (forgotten < byNewest.size() && byNewest.get(forgotten).newest < horizon) {
+            newest.remove(byNewest.get(forgotten).name);
+            forgotten++;
+        }
+        if (forgotten > 0) {
+            byNewest.subList(0, forgotten).clear();
+        }
+        if (!byNewest.isEmpty()) {
+            long candidate = byNewest.get(0).newest - outOfOrderness - 1;
+            if (candidate > watermark) {
+                watermark = candidate;
+            }
+        }
+    }
+
+    // -- checkpoints ----------------------------------------------------------------------------
+
+    LaneState snapshot(int subtask, int parallelism) {
+        LaneState s = new LaneState();
+        s.subtask = subtask;
+        s.parallelism = parallelism;
+        s.watermark = watermark;
+        s.seen = seen;
+        s.recent = new long[recent.size()];
+        int i = 0;
+        for (Long ts : recent) {
+            s.recent[i++] = ts;
+        }
+        s.sources = new String[newest.size()];
+        s.newest = new long[newest.size()];
+        i = 0;
+        for (Map.Entry<String, Long> e : newest.entrySet()) {
+            s.sources[i] = e.getKey();
+            s.newest[i++] = e.getValue();
+        }
+        return s;
+    }
+
+    /** Take a lane's state; several (a rescaled restore) merge: the highest watermark, every source at its newest. */
+    void restore(LaneState s) {
+        watermark = Math.max(watermark, s.watermark);
+        seen += s.seen;
+        for (long ts : s.recent) {
+            remember(ts);
+        }
+        for (int i = 0; i < s.sources.length; i++) {
+            Long previous = newest.get(s.sources[i]);
+            if (previous == null || s.newest[i] > previous) {
+                if (previous != null) {
+                    unlist(new Source(previous, s.sources[i]));
+                }
+                newest.put(s.sources[i], s.newest[i]);
+                list(new Source(s.newest[i], s.sources[i]));
+            }
+        }
+    }
+
+    Iterator<String> sources() {
+        return newest.keySet().iterator();
+    }
+
+    /** The state of one lane in checkpoints: a Flink POJO. */
+    public static class LaneState {
+        public int subtask;
+        public int parallelism;
+        public long watermark;
+        public long seen;
+        public long[] recent = new long[0];
+        public String[] sources = new String[0];
+        public long[] newest = new long[0];
+
+        public LaneState() {}
+    }
+}

@@ -19,6 +19,12 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_INPUT = PROJECT_ROOT / "data" / "sample" / "aislistener__nmea-with-tagblock.txt"
 
 
+def submitted_by_flink_cli() -> bool:
+    """True under ``flink run -py``: the CLI starts the job's script with a gateway of its own and
+    the job goes to that cluster (whose web UI and settings are the cluster's)."""
+    return "PYFLINK_GATEWAY_PORT" in os.environ
+
+
 class ConfigError(ValueError):
     """A flag or environment variable has a value the job cannot run with."""
 

@@ -50,7 +50,7 @@ def sample(base: str) -> dict[str, float] | None:
             for metric in get(base, f"{path}/metrics?get={','.join(ids)}"):  # type: ignore[union-attr]
                 name = "keys_held" if metric["id"].endswith("keys_held") else "lines"  # type: ignore[index]
                 row[name] += float(metric["value"])  # type: ignore[index]
-        if "dedup" in vertex["name"]:
+        if "cell windows" in vertex["name"]:  # right after the dedup operator, with its watermark
             marks = get(base, path + "/watermarks")
             row["watermark"] = float(min(int(m["value"]) for m in marks))  # type: ignore[union-attr,index]
     latest = get(base, f"/jobs/{job}/checkpoints")["latest"]["completed"]  # type: ignore[index]

@@ -9,8 +9,7 @@ import sys
 from pyflink.common import Configuration
 from pyflink.datastream import DataStream, StreamExecutionEnvironment
 
-from ais_pipeline.config import PROJECT_ROOT, PipelineConfig
-from ais_pipeline.flink.job import submitted_by_flink_cli
+from ais_pipeline.config import PROJECT_ROOT, PipelineConfig, submitted_by_flink_cli
 
 CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
 

@@ -13,7 +13,6 @@ once the flags are read, so a bad flag is a quick one-line error.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import sys
 import tempfile
@@ -27,7 +26,7 @@ _ROOT = Path(__file__).resolve().parents[2]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from ais_pipeline.config import ConfigError, PipelineConfig, parse_config  # noqa: E402
+from ais_pipeline.config import ConfigError, PipelineConfig, parse_config, submitted_by_flink_cli  # noqa: E402
 
 if TYPE_CHECKING:
     from ais_pipeline.flink.topology import Streams
@@ -162,12 +161,6 @@ def run_kafka(config: PipelineConfig) -> str:
         return job_id
     execute_until_done_or_interrupted(env, f"ais-pipeline {config.topic}")
     return ""
-
-
-def submitted_by_flink_cli() -> bool:
-    """True under ``flink run -py``: the CLI starts this script with a gateway of its own and
-    the job goes to that cluster (whose web UI is the cluster's)."""
-    return "PYFLINK_GATEWAY_PORT" in os.environ
 
 
 def free_web_ui_port(config: PipelineConfig) -> PipelineConfig:

@@ -53,12 +53,12 @@ def final(aggregates: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[s
 
 
 def assert_same_outputs(job: Path, oracle: Path) -> None:
+    # Each vessel's reports reach the dedup rules in input order at any parallelism, so even which
+    # receiver's copy of a static report is kept is the plain loop's.
     for name in ("positions", "static", "late", "dead_letter"):
-        drop = ("receiver", "timestamp") if name == "static" else ()
 
-        def canonical(directory: Path, name: str = name, drop: tuple[str, ...] = drop) -> list[str]:
-            rows = read_jsonl(directory / name)
-            return sorted(json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True) for r in rows)
+        def canonical(directory: Path, name: str = name) -> list[str]:
+            return sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(directory / name))
 
         assert canonical(job) == canonical(oracle), name
     got_aggs, want_aggs = read_jsonl(job / "aggregates"), read_jsonl(oracle / "aggregates")
@@ -84,7 +84,7 @@ SAMPLE_SUMMARY: dict[str, Any] = {
     "fragments_joined": 619,
     "late": 0,
     "dead_letter": {"incomplete_multipart": 1},
-    "late_records": {"tumbling": 252, "sliding": 0},
+    "late_records": {"tumbling": 230, "sliding": 0},
     "accounted_lines": 10000,
 }
 
@@ -113,7 +113,7 @@ EDGE_T0 = BASE - BASE % 60
 def edge_case_feed(fixtures: Path) -> list[str]:
     """Real error, multipart and GPS lines, plus generated timings: duplicates, late reports,
     a clock 70 years fast, junk."""
-    a, b, c = 244000001, 244000002, 244000003
+    a, b, c, d = 244000001, 244000002, 244000003, 244000004
     shore = position(a, 52.0, 4.0, sog=10.0)
     # Real captures first, oldest first (2014 satellite, 2023-11-07 shore), so none is late.
     lines = (fixtures / "libais__tagblock.nmea").read_text().splitlines()
@@ -126,6 +126,8 @@ def edge_case_feed(fixtures: Path) -> list[str]:
     lines += [tagged(position(a, 91.0, 4.0), EDGE_T0 + 40)]  # latitude 91: no position
     lines += [tagged(position(a, 52.0, 4.0), EDGE_T0 + 70 * 365 * 86400)]  # clock 70 years fast
     lines += [tagged(position(b, 54.0, 6.0), EDGE_T0 + 400)]  # watermark jumps
+    # ... with most lines: the satellite receiver falls behind the consensus and stops holding it
+    lines += [tagged(position(d, 55.0 + i / 1000, 6.0), EDGE_T0 + 401 + i) for i in range(100)]
     lines += [tagged(position(c, 52.1, 4.1), EDGE_T0 + 20)]  # late for tumbling, not sliding
     lines += [tagged(position(c, 52.2, 4.2), EDGE_T0 - 900)]  # late for every window
     # GPS sentences of a combined receiver (its AIS lines carry no time: they would get ingestion
@@ -149,10 +151,9 @@ def test_edge_cases_give_exact_outputs(parallelism: int, fixtures: Path, tmp_pat
     assert summary["not_ais"] == 20 and summary["skipped"] == 2 and summary["fragments_joined"] == 1
     assert summary["dead_letter"] == {"checksum": 2, "future_timestamp": 1, "malformed": 2}
     late = sorted((r["mmsi"], r["window"], r["timestamp"]) for r in read_jsonl(out / "late"))
+    # (The real ORBCOMM reports 6 and 9 minutes older than the one before them come in the
+    # watermark's warm-up: not late.)
     assert late == [
-        # Real ORBCOMM satellite reports 6 and 9 minutes older than the one before them.
-        (224651000, "tumbling", "2014-12-10T00:32:41.000Z"),
-        (224651000, "tumbling", "2014-12-10T00:35:22.000Z"),
         (244000003, "sliding", "2023-11-14T21:58:00.000Z"),
         (244000003, "tumbling", "2023-11-14T21:58:00.000Z"),
         (244000003, "tumbling", "2023-11-14T22:13:20.000Z"),

@@ -1,0 +1,98 @@
+"""Numbers that do not depend on parallelism, timing or read order (issue: static supersede at
+any parallelism; watermarks one bad clock cannot poison; directory runs independent of read
+order). The whole job in a mini-cluster, against the plain loop and exact expectations."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ais_pipeline.config import SAMPLE_INPUT
+from ais_pipeline.rules.outputs import read_jsonl
+from tests.feeds import HOUR, amendments_feed, receivers_feed
+from tests.flink.test_job import assert_same_outputs, final, run_job, run_oracle
+
+pytestmark = pytest.mark.flink
+
+
+def outputs_of(directory: Path) -> dict[str, list[str]]:
+    """Every output record, canonical and sorted, and each aggregate's final firing (how many
+    revisions a window goes through depends on timing, as Flink defines it: README)."""
+    names = ("positions", "static", "late", "dead_letter")
+    out = {n: sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(directory / n)) for n in names}
+    finals = final(read_jsonl(directory / "aggregates")).values()
+    out["aggregates"] = sorted(
+        json.dumps({k: v for k, v in a.items() if k != "revision"}, sort_keys=True) for a in finals
+    )
+    return out
+
+
+@pytest.mark.parametrize("parallelism", [1, 2, 4])
+def test_static_amendments_heard_by_two_receivers_are_judged_in_input_order(
+    parallelism: int, fixtures: Path, tmp_path: Path
+):
+    # One vessel's four type 5 reports 10 s apart, destinations alternating, each heard by two
+    # receivers with their own sequence ids: every amendment kept, from the first receiver.
+    case = fixtures / "static-amendments-two-receivers.nmea"
+    summary = run_job(case, tmp_path / "out", "--parallelism", str(parallelism))
+    run_oracle(case, tmp_path / "oracle")
+    assert_same_outputs(tmp_path / "out", tmp_path / "oracle")
+    kept = sorted(
+        (r["timestamp"][11:19], r["receiver"], r["destination"]) for r in read_jsonl(tmp_path / "out" / "static")
+    )
+    assert kept == [
+        ("00:00:00", "SHORE-0", "LE HAVRE"),
+        ("00:00:10", "SHORE-0", "SOUTHAMPTON"),
+        ("00:00:20", "SHORE-0", "LE HAVRE"),
+        ("00:00:30", "SHORE-0", "SOUTHAMPTON"),
+    ]
+    assert (summary["static_kept"], summary["static_duplicates"]) == (4, 4)
+
+
+@pytest.mark.parametrize("parallelism", [2, 4])
+def test_a_feed_of_many_amendments_gives_the_plain_loops_static_reports_at_any_parallelism(
+    parallelism: int, tmp_path: Path
+):
+    feed = tmp_path / "amendments.nmea"
+    feed.write_text("\n".join(amendments_feed()) + "\n")
+    run_job(feed, tmp_path / "out", "--parallelism", str(parallelism))
+    run_oracle(feed, tmp_path / "oracle")
+    assert_same_outputs(tmp_path / "out", tmp_path / "oracle")
+    assert outputs_of(tmp_path / "out")["static"] == outputs_of(tmp_path / "oracle")["static"]
+    assert len(read_jsonl(tmp_path / "out" / "static")) > 150
+
+
+def test_a_directory_of_captures_from_three_epochs_gives_the_same_outputs_every_run(fixtures: Path, tmp_path: Path):
+    # The bundled sample (2022), a 2023 capture and a 2014 one: read in name order, as one lane.
+    directory = tmp_path / "in"
+    directory.mkdir()
+    shutil.copy(SAMPLE_INPUT, directory / SAMPLE_INPUT.name)  # aislistener__... (2022)
+    shutil.copy(fixtures / "aistools__errors.nmea", directory)  # 2023, after it by name
+    shutil.copy(fixtures / "risky__nmea-timestamped.txt", directory)  # 2014, last by name
+    run_oracle(directory, tmp_path / "oracle")
+    want = outputs_of(tmp_path / "oracle")
+    for run, parallelism in enumerate((1, 2, 1, 2)):
+        out = tmp_path / f"run{run}"
+        summary = run_job(directory, out, "--parallelism", str(parallelism))
+        assert outputs_of(out) == want, f"run {run} at parallelism {parallelism}"
+        assert_same_outputs(out, tmp_path / "oracle")  # and every window's revisions without a gap
+    # The 2014 capture comes after 2022 in name order: 8 years behind the watermark, it is late.
+    assert summary["positions_kept"] == 7294 + 3 and summary["late"] == 100
+    assert summary["receivers"]["(none)"]["late"] == 100
+
+
+def test_a_receiver_5_h_ahead_and_the_satellite_capture_through_the_job_at_parallelism_2(
+    fixtures: Path, tmp_path: Path
+):
+    feed = tmp_path / "fast-clock.nmea"
+    feed.write_text("\n".join(receivers_feed(offsets={"r3": 5 * HOUR})) + "\n")
+    for name, path in (("fast", feed), ("satellite", fixtures / "risky__exact-earth-with-tag-block.txt")):
+        summary = run_job(path, tmp_path / name, "--parallelism", "2")
+        run_oracle(path, tmp_path / f"{name}-oracle")
+        assert_same_outputs(tmp_path / name, tmp_path / f"{name}-oracle")
+        assert summary["late"] == 0 and read_jsonl(tmp_path / name / "late") == []
+    assert summary["positions_kept"] == 178
+    assert summary["receivers"] == {"(none)": {"clock_ahead": 1, "clock_behind": 12, "late": 0, "future_timestamp": 0}}

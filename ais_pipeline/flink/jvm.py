@@ -210,6 +210,23 @@ class AggregateJson:
         return DataStream(_j(aggregates).map(j_map, Types.STRING().get_java_type_info())).name(name)
 
 
+def check_layouts(
+    parsed_type: TypeInformation,
+    report_type: TypeInformation,
+    contribution_type: TypeInformation,
+    aggregate_type: TypeInformation,
+) -> bool:
+    """Build each Java operator that reads or writes a record with Python's row types: each
+    resolves the fields it uses by name and checks their types, and raises naming a field that
+    does not match."""
+    jvm = _jvm()
+    j = [t.get_java_type_info() for t in (parsed_type, report_type, contribution_type, aggregate_type)]
+    jvm.ais.flink.CellWindows(jvm.ais.flink.WindowSpec(60_000, 900_000, 60_000, 120_000), j[2], j[3])
+    jvm.ais.flink.ReceiverWatermarks(10_000, 30_000, 300_000, 64, 256, 60_000, j[0], j[1], None)
+    jvm.ais.flink.AggregateJson(j[3])
+    return True
+
+
 def duplicate_ratio_gauge(metric_group: Any, counters: Sequence[Any]) -> Any | None:
     """``ais.flink.DuplicateRatio`` over the Java counters behind PyFlink metric counters, made
     inside a running task (thread mode, through pemja); None where that is not possible."""

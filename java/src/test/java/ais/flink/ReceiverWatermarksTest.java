@@ -1,0 +1,148 @@
+package ais.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.flink.api.common.typeinfo.BasicArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.OutputTag;
+import org.junit.jupiter.api.Test;
+
+/** {@link ReceiverWatermarks} on Flink's operator test harness: stamps, stepped watermarks, restore. */
+class ReceiverWatermarksTest {
+    /** A Report as ais_pipeline/flink/rows.py builds it: the fields the operator reads are named. */
+    static final RowTypeInfo REPORT =
+            new RowTypeInfo(
+                    new TypeInformation<?>[] {Types.LONG, Types.LONG, Types.STRING, Types.LONG},
+                    new String[] {"mmsi", "ts", "receiver", "watermark"});
+    static final RowTypeInfo PARSED =
+            new RowTypeInfo(
+                    new TypeInformation<?>[] {
+                        BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
+                        BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO,
+                        BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
+                        BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
+                        BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO,
+                        BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO
+                    },
+                    new String[] {"assigned", "source", "mmsi", "ts", "receiver", "watermark"});
+    static final OutputTag<String> TALLY = new OutputTag<>("tally", Types.STRING);
+    static final long MIN = Long.MIN_VALUE;
+
+    static OneInputStreamOperatorTestHarness<Row, Row> harness() throws Exception {
+        // 10 s out-of-orderness, 30 s idle timeout, 300 s clock skew, warm-up 2 lines, consensus 8, 60 s steps.
+        return new OneInputStreamOperatorTestHarness<>(
+                new ReceiverWatermarks(10_000, 30_000, 300_000, 2, 8, 60_000, PARSED, REPORT, TALLY));
+    }
+
+    /** A batch of lines: each {source, time ms, mmsi or null (a line that only moves the clock)}. */
+    static Row batch(Object[]... lines) {
+        int n = lines.length;
+        Long[] assigned = new Long[n];
+        String[] source = new String[n];
+        Long[] mmsi = new Long[n];
+        Long[] ts = new Long[n];
+        String[] receiver = new String[n];
+        Long[] watermark = new Long[n];
+        for (int i = 0; i < n; i++) {
+            source[i] = (String) lines[i][0];
+            assigned[i] = (Long) lines[i][1];
+            mmsi[i] = (Long) lines[i][2];
+            if (mmsi[i] != null) {
+                ts[i] = assigned[i];
+                receiver[i] = source[i];
+            }
+        }
+        return Row.of(assigned, source, mmsi, ts, receiver, watermark);
+    }
+
+    static Object[] line(String source, long ts, Long mmsi) {
+        return new Object[] {source, ts, mmsi};
+    }
+
+    static List<String> drain(OneInputStreamOperatorTestHarness<Row, Row> h) {
+        List<String> out = new ArrayList<>();
+        for (Object o : h.getOutput()) {
+            if (o instanceof Watermark) {
+                out.add("watermark " + ((Watermark) o).getTimestamp());
+            } else if (o instanceof StreamRecord) {
+                Row r = (Row) ((StreamRecord<?>) o).getValue();
+                Row report = (Row) r.getField(1);
+                out.add("report " + r.getField(0) + " stamped " + report.getField(3));
+            }
+        }
+        h.getOutput().clear();
+        return out;
+    }
+
+    @Test
+    void eachReportIsStampedWithTheWatermarkBeforeItsLineAndWatermarksGoOutInSteps() throws Exception {
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = harness()) {
+            h.open();
+            h.getOutput().clear();
+            h.processElement(
+                    new StreamRecord<>(
+                            batch(
+                                    line("a", 100_000, 1L),
+                                    line("a", 130_000, 2L), // warm-up done: watermark 119,999
+                                    line("a", 185_000, null), // a fragment's time: 174,999, out as 119,999
+                                    line("a", 190_000, 3L))));
+            assertEquals(
+                    List.of(
+                            "report 1 stamped " + MIN,
+                            "report 2 stamped " + MIN,
+                            "watermark 119999",
+                            "report 3 stamped 174999",
+                            "watermark 179999"), // 190,000 - 10 s - 1 ms is a step
+                    drain(h));
+            h.processWatermark(new Watermark(Long.MAX_VALUE)); // the end of a bounded input goes on
+            assertEquals(List.of("watermark " + Long.MAX_VALUE), drain(h));
+        }
+    }
+
+    @Test
+    void aRestoredLaneEmitsItsWatermarkFirstAndGoesOnFromItsClocks() throws Exception {
+        OperatorSubtaskState snapshot;
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = harness()) {
+            h.open();
+            h.processElement(new StreamRecord<>(batch(line("a", 100_000, 1L), line("a", 250_000, 2L))));
+            snapshot = h.snapshot(1, 1);
+        }
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = harness()) {
+            h.initializeState(snapshot);
+            h.open();
+            h.setProcessingTime(1); // the timer registered at open fires: the restored watermark goes out
+            assertEquals(List.of("watermark 239999"), drain(h));
+            h.processElement(new StreamRecord<>(batch(line("a", 200_000, 3L))));
+            assertEquals(List.of("report 3 stamped 239999"), drain(h));
+        }
+    }
+
+    @Test
+    void aLineFarAheadOfTheOtherReceiversIsCountedForItsReceiver() throws Exception {
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = harness()) {
+            h.open();
+            h.processElement(
+                    new StreamRecord<>(
+                            batch(
+                                    line("a", 100_000, 1L),
+                                    line("b", 101_000, 2L),
+                                    line("fast", 100_000 + 5 * 3600_000L, 3L),
+                                    line("a", 102_000, 4L))));
+            List<String> tallies = new ArrayList<>();
+            for (StreamRecord<String> r : h.getSideOutput(TALLY)) {
+                tallies.add(r.getValue());
+            }
+            assertEquals(List.of("by_receiver#clock_ahead#fast"), tallies);
+        }
+    }
+}

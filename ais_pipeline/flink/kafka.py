@@ -132,6 +132,7 @@ def kafka_source(env, config: PipelineConfig):  # type: ignore[no-untyped-def]
     )
     for key, value in for_shaded_connector(config.kafka_properties).items():
         builder.set_property(key, value)
+    env.add_jars(jvm.helpers_jar().as_uri())  # KafkaLines is the job's own class
     jvm.KafkaLines().set_on(builder)
     if config.bounded:
         builder.set_bounded(KafkaOffsetsInitializer.latest())

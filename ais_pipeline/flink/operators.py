@@ -385,9 +385,8 @@ class _VesselView:
         return self._entry.meta
 
     def set_meta(self, meta: VesselMeta) -> None:
-        if meta != self._entry.meta:
-            self._entry.meta = meta
-            self._changed()
+        self._entry.meta = meta  # changed in place by the rules: always written back
+        self._changed()
 
     def static(self, kind: str) -> tuple[str, int] | None:
         return self._entry.static.get(kind)

@@ -23,7 +23,7 @@ in event time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import pygeohash
@@ -74,8 +74,11 @@ class Outcome:
         return DeadLetter(self.report.raw, "decode", self.report.receiver, self.detail)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class VesselMeta:
+    """What the dedup rules keep of a vessel besides its identities and static reports. Updated
+    in place (the hot path makes no copies); a store is told of every change by ``set_meta``."""
+
     last_lat5: int  # last kept position, in 1e-5 degrees
     last_lon5: int
     last_ts: int  # event time of the last kept position, TIME_UNKNOWN when none yet
@@ -141,18 +144,18 @@ class VesselLogic:
         if meta is None:
             meta = VesselMeta(0, 0, TIME_UNKNOWN, ts, ts, TIME_UNKNOWN)
         if ts > meta.max_ts:
-            meta = replace(meta, max_ts=ts)
+            meta.max_ts = ts
         if meta.cleanup_at == TIME_UNKNOWN:
-            meta = replace(meta, cleanup_at=self.spec.timer_at_or_after(meta.max_ts + self.retention_ms))
+            meta.cleanup_at = self.spec.timer_at_or_after(meta.max_ts + self.retention_ms)
             store.register_timer(meta.cleanup_at)
         if meta.max_ts - meta.pruned_at >= self.dedup_ttl_ms:
             self._prune(store, meta.max_ts)
-            meta = replace(meta, pruned_at=meta.max_ts)
+            meta.pruned_at = meta.max_ts
         outcome, pane = self._decide(store, report, watermark, meta)
         if outcome.kind == KEPT_POSITION and outcome.position is not None:
             pos = outcome.position
             assert pos.lat is not None and pos.lon is not None
-            meta = replace(meta, last_lat5=round(pos.lat * 1e5), last_lon5=round(pos.lon * 1e5), last_ts=ts)
+            meta.last_lat5, meta.last_lon5, meta.last_ts = round(pos.lat * 1e5), round(pos.lon * 1e5), ts
         store.set_meta(meta)
         return outcome, pane
 
@@ -218,7 +221,8 @@ class VesselLogic:
             else:
                 cleanup_at = self.spec.timer_at_or_after(max(meta.max_ts + self.retention_ms, ts + 1))
                 store.register_timer(cleanup_at)
-                store.set_meta(replace(meta, cleanup_at=cleanup_at))
+                meta.cleanup_at = cleanup_at
+                store.set_meta(meta)
 
 
 class DictVesselStore:

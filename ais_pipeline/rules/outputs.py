@@ -45,8 +45,27 @@ def iso_ms(ts: int) -> str:
     return f"{_iso_seconds(ts // 1000)}.{ts % 1000:03d}Z"
 
 
+_json_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C-accelerated, as json.dumps
+
+
 def _dumps(obj: dict[str, object]) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _num(value: float | int | None) -> str:
+    """A number as ``json.dumps`` writes it (floats by their repr), null for None."""
+    return "null" if value is None else repr(value)
+
+
+def _position_text(pos: Position, cell: str) -> str:
+    """The position fields as JSON object members, the text ``json.dumps(position_fields(...))``
+    gives, written directly: positions are the most frequent output formatted in Python."""
+    receiver = "null" if not pos.receiver else _json_string(pos.receiver)
+    return (
+        f'"mmsi":{pos.mmsi},"msg_type":{pos.msg_type},"timestamp":"{iso_ms(pos.ts)}",'
+        f'"lat":{_num(pos.lat)},"lon":{_num(pos.lon)},"sog":{_num(pos.sog)},"cog":{_num(pos.cog)},'
+        f'"heading":{_num(pos.heading)},"receiver":{receiver},"cell":{_json_string(cell)}'
+    )
 
 
 def position_fields(pos: Position, cell: str) -> dict[str, object]:
@@ -65,13 +84,12 @@ def position_fields(pos: Position, cell: str) -> dict[str, object]:
 
 
 def position_json(pos: Position, cell: str) -> str:
-    return _dumps(position_fields(pos, cell))
+    return "{" + _position_text(pos, cell) + "}"
 
 
 def late_json(pos: Position, cell: str, window: str) -> str:
-    fields = position_fields(pos, cell)
-    fields["window"] = window
-    return _dumps(fields)
+    return "{" + _position_text(pos, cell) + f',"window":"{window}"}}'
+
 
 
 def static_json(static: Static) -> str:

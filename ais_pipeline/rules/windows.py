@@ -5,14 +5,15 @@ instead of the 15 windows a 900 s / 60 s sliding window would put it in. A windo
 watermark passes its end; a contribution that arrives within the allowed lateness fires it again
 with the next ``revision``; once the watermark passes ``end + lateness`` the window is closed.
 
-``WindowSpec`` holds the arithmetic (shared with the dedup operator, which decides lateness);
-``CellWindows`` is the per-cell logic behind the Flink operator, over a small store interface
-that the operator backs with keyed state and the tests back with dicts.
+``WindowSpec`` holds the arithmetic (shared with the dedup rules, which decide lateness);
+``CellWindows`` is the per-cell logic, over a small store interface that the plain loop and the
+tests back with dicts. It is the reference for the job's Java window operator
+(``java/src/main/java/ais/flink/CellWindows.java``): the golden cases in
+``tests/golden/windows.json`` run against both.
 """
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass, field
 from math import gcd
 from typing import Protocol
@@ -21,17 +22,6 @@ from ais_pipeline.rules.records import Int32, VesselPane
 
 TUMBLING = "tumbling"
 SLIDING = "sliding"
-
-# Cells are spread over a fixed number of shards, the key of the window operator: one timer per
-# shard and window end fires all its cells at once, and contributions reach it in batches per
-# shard (``ais.flink.KeyedBatches``). Fixed, so that savepoints restore at any parallelism up to it.
-CELL_SHARDS = 16
-
-
-def cell_shard(cell: str) -> int:
-    """The shard of a cell: stable across processes and Python versions (not ``hash``)."""
-    return zlib.crc32(cell.encode()) % CELL_SHARDS
-
 
 @dataclass(frozen=True)
 class WindowSpec:
@@ -46,7 +36,7 @@ class WindowSpec:
 
     @property
     def watermark_step_ms(self) -> int:
-        """The step the job's Flink watermark moves in (``ais.flink.StampedWatermarks``): every
+        """The step the job's Flink watermark moves in (``ais.flink.ReceiverWatermarks``): every
         window end, pane end and allowed lateness is a multiple of it, so every event-time timer
         can fall on ``k * step - 1`` and fire after the same record as with an exact watermark."""
         return gcd(self.pane_ms, self.lateness_ms)

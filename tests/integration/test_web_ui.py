@@ -93,7 +93,7 @@ def test_job_page_shows_the_job_its_named_operators_and_their_metrics(tmp_path: 
     for operator in (
         "read lines",
         "parse lines",
-        "reassemble multipart",
+        "watermarks",
         "dedup by MMSI",
         "cell windows (keyed by cell)",
     ):

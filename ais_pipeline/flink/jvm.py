@@ -109,7 +109,7 @@ class LineBatches:
 class ReceiverWatermarks:
     """``ais.flink.ReceiverWatermarks``: the lane's watermark, following its receivers (the rule
     of :mod:`ais_pipeline.rules.watermarks`), kept in checkpoints; each report stamped with the
-    watermark it was read under and sent on as ``Row(mmsi, report)``; lines far from the
+    watermark it was read under and sent on as ``Row(mmsi, WireReport)``; lines far from the
     consensus counted per receiver (metrics, and tally records when ``tally_tag`` is given)."""
 
     def __init__(

@@ -21,13 +21,13 @@ from pyflink.datastream.state import MapStateDescriptor
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.flink import jvm
-from ais_pipeline.flink.rows import from_columns, parsed_entry, to_columns, to_row
+from ais_pipeline.flink.rows import parsed_entry, to_columns, to_row, wire_reports
 from ais_pipeline.rules import outputs
 from ais_pipeline.rules.dedup import LATE, VesselLogic, VesselMeta
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.multipart import PendingGroup
 from ais_pipeline.rules.parse import DeadLetter
-from ais_pipeline.rules.records import TIME_UNKNOWN, Report, VesselPane
+from ais_pipeline.rules.records import TIME_UNKNOWN, VesselPane
 from ais_pipeline.rules.windows import WindowSpec
 
 
@@ -468,7 +468,7 @@ class DedupVessel(KeyedProcessFunction):
 
     def process_element(self, batch: Any, ctx: Any) -> Iterator[Any]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
-        reports = from_columns(Report, batch)
+        reports = wire_reports(batch)
         if not reports:  # a marker (an empty batch): a checkpoint barrier follows
             self.store.flush()
             return

@@ -17,7 +17,16 @@ from typing import Any, TypeVar
 from pyflink.common import Row, Types
 from pyflink.common.typeinfo import TypeInformation
 
-from ais_pipeline.rules.records import Fragment, Int32, Report, VesselPane, values
+from ais_pipeline.rules.records import (
+    Fragment,
+    Int32,
+    Report,
+    VesselPane,
+    WireReport,
+    pack_report,
+    unpack_report,
+    values,
+)
 from ais_pipeline.rules.windows import Aggregate
 
 T = TypeVar("T")
@@ -100,25 +109,35 @@ def to_columns(records: list[Any]) -> Row:
     return Row(*[list(column) for column in zip(*(values(r) for r in records), strict=True)])
 
 
+def wire_report_type() -> TypeInformation:
+    return row_type(WireReport)
+
+
 def parsed_type() -> TypeInformation:
     """A batch of a lane's entries as columns (one array per field, one value per entry), for
     ``ais.flink.ReceiverWatermarks``: ``assigned`` (the event time the line moves its source's
-    clock with), ``source`` (its receiver), then the fields of the entry's ``Report`` (all null
-    for an entry without one)."""
-    report = report_type()
+    clock with), ``source`` (its receiver), and the entry's report, if it has one, as its ``mmsi``
+    and the rest ``packed`` (:func:`ais_pipeline.rules.records.pack_report`); both null for an
+    entry without one."""
     return Types.ROW_NAMED(
-        ["assigned", "source", *report.get_field_names()],  # type: ignore[attr-defined]
+        ["assigned", "source", "mmsi", "packed"],
         [
             Types.BASIC_ARRAY(Types.LONG()),
             Types.BASIC_ARRAY(Types.STRING()),
-            *[Types.BASIC_ARRAY(t) for t in report.get_field_types()],  # type: ignore[attr-defined]
+            Types.BASIC_ARRAY(Types.LONG()),
+            Types.BASIC_ARRAY(Types.STRING()),
         ],
     )
 
 
-_NO_REPORT = (None,) * len(fields(Report))
-
-
 def parsed_entry(assigned: int, source: str, report: Report | None) -> tuple[Any, ...]:
     """One entry of a :func:`parsed_type` batch."""
-    return (assigned, source, *(_NO_REPORT if report is None else values(report)))
+    if report is None:
+        return (assigned, source, None, None)
+    return (assigned, source, report.mmsi, pack_report(report))
+
+
+def wire_reports(batch: Any) -> list[Report]:
+    """A batch of :func:`wire_report_type` columns back into reports."""
+    mmsis, watermarks, packed = batch
+    return [unpack_report(m, w, p) for m, w, p in zip(mmsis, watermarks, packed, strict=True)]

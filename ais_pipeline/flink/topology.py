@@ -24,7 +24,7 @@ from pyflink.datastream import DataStream, StreamExecutionEnvironment
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.flink import jvm
 from ais_pipeline.flink import operators as f
-from ais_pipeline.flink.rows import aggregate_type, columns, parsed_type, report_type, vessel_pane_type
+from ais_pipeline.flink.rows import aggregate_type, columns, parsed_type, vessel_pane_type, wire_report_type
 from ais_pipeline.rules.dedup import VESSEL_SHARDS
 from ais_pipeline.rules.outputs import OUTPUTS
 from ais_pipeline.rules.watermarks import CONSENSUS_LINES
@@ -76,15 +76,15 @@ def build_pipeline(
         CONSENSUS_LINES,
         spec.watermark_step_ms,
         parsed_type(),
-        report_type(),
+        wire_report_type(),
     ).apply(parsed, "watermarks (per lane, following receivers)", "watermarks", f.TALLY if emit_tallies else None)
 
     # Dedup by vessel, in batches per vessel shard.
-    report_batches = jvm.KeyedBatches(VESSEL_SHARDS, REPORTS_PER_BATCH, BATCH_DELAY_MS, report_type()).apply(
+    report_batches = jvm.KeyedBatches(VESSEL_SHARDS, REPORTS_PER_BATCH, BATCH_DELAY_MS, wire_report_type()).apply(
         reports, "batch reports by vessel shard"
     )
     vessels = (
-        jvm.keyed_by_first_field(report_batches, Types.INT(), columns(report_type()))
+        jvm.keyed_by_first_field(report_batches, Types.INT(), columns(wire_report_type()))
         .process(f.DedupVessel(config, emit_tallies), output_type=columns(vessel_pane_type()))
         .name("dedup by MMSI")
         .uid("dedup-shards")

@@ -91,7 +91,6 @@ def late_json(pos: Position, cell: str, window: str) -> str:
     return "{" + _position_text(pos, cell) + f',"window":"{window}"}}'
 
 
-
 def static_json(static: Static) -> str:
     obj: dict[str, object] = {"mmsi": static.mmsi, "msg_type": static.msg_type, "timestamp": iso_ms(static.ts)}
     obj.update(static.fields)

@@ -252,6 +252,8 @@ def parse_json(line: str) -> Parsed:
     if not isinstance(obj, dict):
         return DeadLetter(raw, "bad_json", detail="not a JSON object")
     receiver = str(obj.get("rx_id") or "")
+    if "\x1f" in receiver or "\x00" in receiver:
+        return DeadLetter(raw, "malformed", detail="rx_id holds control characters")
     mmsi = obj.get("mmsi")
     if isinstance(mmsi, str) and mmsi.isdigit():
         mmsi = int(mmsi)
@@ -289,8 +291,9 @@ def parse_json(line: str) -> Parsed:
 
 def parse_line(line: str, input_format: str) -> Parsed:
     # Bytes that were not UTF-8 arrive as replacement characters (Flink's text line format and the
-    # job's Kafka deserializer both decode that way); NUL never occurs in text.
-    if "\ufffd" in line or "\x00" in line:
+    # job's Kafka deserializer both decode that way); NUL never occurs in text, nor the unit
+    # separator (which separates packed fields on their way through the JVM: records.py).
+    if "\ufffd" in line or "\x00" in line or "\x1f" in line:
         return DeadLetter(line[:MAX_LINE_CHARS], "not_text", detail="bytes that are not UTF-8 text")
     return parse_json(line) if input_format == "json" else parse_nmea(line)
 

@@ -47,6 +47,54 @@ class Report:
 
 
 @dataclass(frozen=True, slots=True)
+class WireReport:
+    """A :class:`Report` as it travels through the JVM between the parse and the dedup operators:
+    the fields the Java operators use as their own (``mmsi`` to key it, ``watermark``, which the
+    watermark stage stamps) and every other field packed in one string (:func:`pack_report`).
+    Each value that crosses between Python and Java is converted on its own, and that costs more
+    than packing: one string instead of twelve values."""
+
+    mmsi: int
+    watermark: int
+    packed: str
+
+
+# The packed fields are separated by the ASCII unit separator, which no line of text the job
+# accepts holds (a line with one is dead-lettered as not text, as NUL is).
+FIELD_SEPARATOR = "\x1f"
+_PACKED = ("ts", "msg_type", "identity", "payload", "fill", "receiver", "raw", "lat", "lon", "sog", "cog", "heading")
+
+
+def pack_report(report: Report) -> str:
+    """The fields of ``report`` but ``mmsi`` and ``watermark`` in one string; ``identity`` is left
+    out when it is the NMEA one (payload and fill bits), which :func:`unpack_report` rebuilds."""
+    r = report
+    identity = "" if r.payload and r.identity == f"{r.payload},{r.fill}" else r.identity
+    if r.lat is None and r.lon is None and r.sog is None and r.cog is None and r.heading is None:
+        return f"{r.ts}\x1f{r.msg_type}\x1f{identity}\x1f{r.payload}\x1f{r.fill}\x1f{r.receiver}\x1f{r.raw}"
+    tail = "\x1f".join("" if v is None else repr(v) for v in (r.lat, r.lon, r.sog, r.cog, r.heading))
+    return f"{r.ts}\x1f{r.msg_type}\x1f{identity}\x1f{r.payload}\x1f{r.fill}\x1f{r.receiver}\x1f{r.raw}\x1f{tail}"
+
+
+def _float(text: str) -> float | None:
+    return None if text == "" else float(text)
+
+
+def unpack_report(mmsi: int, watermark: int, packed: str) -> Report:
+    """The :class:`Report` that :func:`pack_report` packed, with its mmsi and watermark."""
+    f = packed.split("\x1f")
+    payload, fill = f[3], int(f[4])
+    identity = f[2] or f"{payload},{fill}"
+    if len(f) == 7:
+        return Report(mmsi, int(f[0]), int(f[1]), identity, payload, fill, f[5], f[6], watermark=watermark)
+    heading = None if f[11] == "" else int(f[11])
+    return Report(
+        mmsi, int(f[0]), int(f[1]), identity, payload, fill, f[5], f[6],
+        _float(f[7]), _float(f[8]), _float(f[9]), _float(f[10]), heading, watermark,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class Fragment:
     """One sentence of a multipart message, on its way to the operator that reassembles it."""
 

@@ -23,6 +23,7 @@ from ais_pipeline.rules.records import Int32, VesselPane
 TUMBLING = "tumbling"
 SLIDING = "sliding"
 
+
 @dataclass(frozen=True)
 class WindowSpec:
     window_ms: int

@@ -34,7 +34,9 @@ def test_the_java_operators_accept_the_row_types_python_declares(env):  # type: 
 
     # Each constructor resolves its fields by name and checks their types (RecordLayout.java):
     # a mismatch raises here, naming the field.
-    assert jvm.check_layouts(rows.parsed_type(), rows.report_type(), rows.vessel_pane_type(), rows.aggregate_type())
+    assert jvm.check_layouts(
+        rows.parsed_type(), rows.wire_report_type(), rows.vessel_pane_type(), rows.aggregate_type()
+    )
 
 
 def test_a_record_survives_the_round_trip_through_java_as_columns(env):  # type: ignore[no-untyped-def]

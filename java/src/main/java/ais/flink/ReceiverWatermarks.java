@@ -30,10 +30,12 @@ import org.apache.flink.util.OutputTag;
  *
  * <p>Input: the parse operator's batches of parsed lines as columns (one array per field, one
  * value per line): {@code assigned} (the event time the line moves the watermark with,
- * Long.MIN_VALUE for none), {@code source} (its receiver, "" without one), and the fields of a
- * {@code Report} (all null for a line that only moves the watermark, such as a multipart
- * fragment). Every report is stamped, in its {@code watermark} field, with the watermark in force
- * before its line and leaves as {@code Row(mmsi, report)}; then the line's time is observed. So
+ * Long.MIN_VALUE for none), {@code source} (its receiver, "" without one), and the line's report,
+ * if it has one, as {@code mmsi} and {@code packed} (the other fields in one string, which this
+ * operator does not read; both null for a line that only moves the watermark, such as a
+ * multipart fragment). Every report leaves as {@code Row(mmsi, WireReport(mmsi, watermark,
+ * packed))}, stamped with the watermark in force before its line; then the line's time is
+ * observed. So
  * the same input in the same order gives the same stamps, the same late decisions and the same
  * watermarks at any speed, whatever the batches.
  *
@@ -68,10 +70,12 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
     private final OutputTag<String> tallies;
     private final int assignedColumn;
     private final int sourceColumn;
-    private final int[] reportColumns;
-    private final int reportArity;
-    private final int mmsiField;
-    private final int watermarkField;
+    private final int mmsiColumn;
+    private final int packedColumn;
+    private final int wireArity;
+    private final int wireMmsi;
+    private final int wireWatermark;
+    private final int wirePacked;
 
     private transient ReceiverClocks clocks;
     private transient ListState<ReceiverClocks.LaneState> laneState;
@@ -89,7 +93,7 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
             int consensusLines,
             long watermarkStepMillis,
             RowTypeInfo parsedType,
-            RowTypeInfo reportType,
+            RowTypeInfo wireReportType,
             OutputTag<String> tallies) {
         this.outOfOrderness = outOfOrdernessMillis;
         this.idleTimeout = idleTimeoutMillis;
@@ -100,15 +104,12 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
         this.tallies = tallies;
         this.assignedColumn = RecordLayout.arrayField(parsedType, "assigned", Types.LONG);
         this.sourceColumn = RecordLayout.arrayField(parsedType, "source", Types.STRING);
-        String[] names = reportType.getFieldNames();
-        this.reportArity = names.length;
-        this.reportColumns = new int[names.length];
-        for (int f = 0; f < names.length; f++) {
-            TypeInformation<?> t = reportType.getTypeAt(f);
-            this.reportColumns[f] = RecordLayout.arrayField(parsedType, names[f], t);
-        }
-        this.mmsiField = RecordLayout.field(reportType, "mmsi", Types.LONG);
-        this.watermarkField = RecordLayout.field(reportType, "watermark", Types.LONG);
+        this.mmsiColumn = RecordLayout.arrayField(parsedType, "mmsi", Types.LONG);
+        this.packedColumn = RecordLayout.arrayField(parsedType, "packed", Types.STRING);
+        this.wireArity = wireReportType.getArity();
+        this.wireMmsi = RecordLayout.field(wireReportType, "mmsi", Types.LONG);
+        this.wireWatermark = RecordLayout.field(wireReportType, "watermark", Types.LONG);
+        this.wirePacked = RecordLayout.field(wireReportType, "packed", Types.STRING);
     }
 
     @Override
@@ -160,18 +161,14 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
         Row batch = element.getValue();
         Object[] assigned = (Object[]) batch.getField(assignedColumn);
         Object[] source = (Object[]) batch.getField(sourceColumn);
-        Object[][] report = new Object[reportArity][];
-        for (int f = 0; f < reportArity; f++) {
-            report[f] = (Object[]) batch.getField(reportColumns[f]);
-        }
-        Object[] mmsi = report[mmsiField];
+        Object[] mmsi = (Object[]) batch.getField(mmsiColumn);
+        Object[] packed = (Object[]) batch.getField(packedColumn);
         for (int i = 0; i < assigned.length; i++) {
             if (mmsi[i] != null) {
-                Row r = new Row(reportArity);
-                for (int f = 0; f < reportArity; f++) {
-                    r.setField(f, report[f][i]);
-                }
-                r.setField(watermarkField, clocks.watermark);
+                Row r = new Row(wireArity);
+                r.setField(wireMmsi, mmsi[i]);
+                r.setField(wireWatermark, clocks.watermark);
+                r.setField(wirePacked, packed[i]);
                 output.collect(new StreamRecord<>(Row.of(mmsi[i], r)));
             }
             Long ts = (Long) assigned[i];

@@ -19,22 +19,20 @@ import org.junit.jupiter.api.Test;
 
 /** {@link ReceiverWatermarks} on Flink's operator test harness: stamps, stepped watermarks, restore. */
 class ReceiverWatermarksTest {
-    /** A Report as ais_pipeline/flink/rows.py builds it: the fields the operator reads are named. */
+    /** WireReport and the parsed batch as ais_pipeline/flink/rows.py builds them. */
     static final RowTypeInfo REPORT =
             new RowTypeInfo(
-                    new TypeInformation<?>[] {Types.LONG, Types.LONG, Types.STRING, Types.LONG},
-                    new String[] {"mmsi", "ts", "receiver", "watermark"});
+                    new TypeInformation<?>[] {Types.LONG, Types.LONG, Types.STRING},
+                    new String[] {"mmsi", "watermark", "packed"});
     static final RowTypeInfo PARSED =
             new RowTypeInfo(
                     new TypeInformation<?>[] {
                         BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
                         BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO,
                         BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
-                        BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
-                        BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO,
-                        BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO
+                        BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO
                     },
-                    new String[] {"assigned", "source", "mmsi", "ts", "receiver", "watermark"});
+                    new String[] {"assigned", "source", "mmsi", "packed"});
     static final OutputTag<String> TALLY = new OutputTag<>("tally", Types.STRING);
     static final long MIN = Long.MIN_VALUE;
 
@@ -50,19 +48,16 @@ class ReceiverWatermarksTest {
         Long[] assigned = new Long[n];
         String[] source = new String[n];
         Long[] mmsi = new Long[n];
-        Long[] ts = new Long[n];
-        String[] receiver = new String[n];
-        Long[] watermark = new Long[n];
+        String[] packed = new String[n];
         for (int i = 0; i < n; i++) {
             source[i] = (String) lines[i][0];
             assigned[i] = (Long) lines[i][1];
             mmsi[i] = (Long) lines[i][2];
             if (mmsi[i] != null) {
-                ts[i] = assigned[i];
-                receiver[i] = source[i];
+                packed[i] = assigned[i] + "\u001f" + source[i];
             }
         }
-        return Row.of(assigned, source, mmsi, ts, receiver, watermark);
+        return Row.of(assigned, source, mmsi, packed);
     }
 
     static Object[] line(String source, long ts, Long mmsi) {
@@ -77,7 +72,7 @@ class ReceiverWatermarksTest {
             } else if (o instanceof StreamRecord) {
                 Row r = (Row) ((StreamRecord<?>) o).getValue();
                 Row report = (Row) r.getField(1);
-                out.add("report " + r.getField(0) + " stamped " + report.getField(3));
+                out.add("report " + r.getField(0) + " stamped " + report.getField(1));
             }
         }
         h.getOutput().clear();

@@ -29,9 +29,9 @@ from ais_pipeline.rules.dedup import VESSEL_SHARDS
 from ais_pipeline.rules.outputs import OUTPUTS
 from ais_pipeline.rules.watermarks import CONSENSUS_LINES
 
-LINES_PER_BATCH = 256
-REPORTS_PER_BATCH = 1024
-BATCH_DELAY_MS = 100
+LINES_PER_BATCH = 1024
+REPORTS_PER_BATCH = 4096
+BATCH_DELAY_MS = 250
 MAX_PARALLELISM = 128  # Flink's default up to parallelism 85, set so that lanes' keys stay on their subtask
 
 

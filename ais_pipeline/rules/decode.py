@@ -21,7 +21,7 @@ class DecodeError(ValueError):
     """The payload passed the checksum but does not decode into the message its type promises."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Position:
     mmsi: int
     msg_type: int
@@ -38,7 +38,7 @@ class Position:
         return self.lat is not None and self.lon is not None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Static:
     mmsi: int
     msg_type: int

@@ -43,7 +43,7 @@ LATE = "late"
 DEAD_LETTER = "dead_letter"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outcome:
     """What became of one report. ``late_windows`` names the window kinds it missed."""
 

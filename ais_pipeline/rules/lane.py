@@ -24,7 +24,7 @@ from ais_pipeline.rules.parse import DeadLetter, Skipped, event_time, parse_line
 from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Entry:
     """What one line gives the watermark stage: the event time it moves its source's clock with
     (TIME_UNKNOWN: none), its source (the line's receiver, "" without one), and the report it

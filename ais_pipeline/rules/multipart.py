@@ -23,7 +23,7 @@ from ais_pipeline.rules.records import Fragment, Report
 INCOMPLETE = "incomplete_multipart"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PendingGroup:
     frag_cnt: int
     next_num: int
@@ -46,7 +46,7 @@ class GroupStore(Protocol):
 Assembled = Report | Skipped | DeadLetter
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Step:
     """What one fragment produced: at most a dead letter for a broken group, and a message when
     the group completed. ``joined`` counts the fragments merged into the message beyond its

@@ -321,7 +321,7 @@ def event_time(parsed: Parsed, now_ms: int, max_clock_skew_ms: int) -> int:
     return ts
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Routed:
     """Where one parsed line goes: a report or fragment with its event time, or a dead letter,
     plus the tally records it makes."""

@@ -19,7 +19,7 @@ POSITION_TYPES = frozenset({1, 2, 3, 18, 19, 27})
 STATIC_TYPES = frozenset({5, 24})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Report:
     """One AIS message (reassembled when it came in several sentences), not yet decoded.
 
@@ -46,7 +46,7 @@ class Report:
     watermark: int = -(2**63)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WireReport:
     """A :class:`Report` as it travels through the JVM between the parse and the dedup operators:
     the fields the Java operators use as their own (``mmsi`` to key it, ``watermark``, which the
@@ -94,7 +94,7 @@ def unpack_report(mmsi: int, watermark: int, packed: str) -> Report:
     )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Fragment:
     """One sentence of a multipart message, on its way to the operator that reassembles it."""
 
@@ -109,7 +109,7 @@ class Fragment:
     raw: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class VesselPane:
     """What kept reports of one vessel add to one cell in one pane (the slice both window kinds
     are made of). ``tumbling`` / ``sliding`` say which window kinds it counts for: a late report

@@ -26,6 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from ais_pipeline.tools.ports import unused_port  # noqa: E402
+
 OUT = ROOT / "out" / "bench"
 PY = sys.executable
 
@@ -83,21 +86,57 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
+def _state(port: int) -> tuple[int, int] | None:
+    """(bytes of the latest completed checkpoint, vessels held) of the job running behind
+    ``port``, or None when it cannot tell yet."""
+    import json
+    import urllib.request
+
+    def get(path: str) -> object:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as resp:
+            return json.load(resp)
+
+    try:
+        (job,) = get("/jobs/overview")["jobs"]  # type: ignore[index]
+        latest = get(f"/jobs/{job['jid']}/checkpoints")["latest"]["completed"]  # type: ignore[index]
+        if not latest:
+            return None
+        held = 0
+        for vertex in get(f"/jobs/{job['jid']}")["vertices"]:  # type: ignore[index]
+            base = f"/jobs/{job['jid']}/vertices/{vertex['id']}/metrics"
+            ids = [m["id"] for m in get(base) if m["id"].endswith(".dedup_keys_held")]  # type: ignore[union-attr,index]
+            if ids:
+                held += sum(int(float(m["value"])) for m in get(f"{base}?get={','.join(ids)}"))  # type: ignore[union-attr,index]
+        return int(latest["checkpointed_size"]), held  # type: ignore[index]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def timed(cmd: list[str], port: int | None = None) -> tuple[float, float, float | None]:
     """Wall seconds and peak resident memory in MB of one whole process tree (JVM included),
-    sampled every 0.2 s."""
+    sampled every 0.2 s; for a job with a web UI on ``port``, the largest checkpoint's bytes per
+    vessel held, sampled every second."""
     with tempfile.TemporaryFile("w+") as err:
         started = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, text=True)
         peak = 0
+        per_vessel: float | None = None
+        last_sample = 0.0
         while proc.poll() is None:
             peak = max(peak, _tree_rss_kb(proc.pid))
+            if port is not None and time.monotonic() - last_sample >= 1:
+                last_sample = time.monotonic()
+                state = _state(port)
+                if state and state[1]:
+                    per_vessel = max(per_vessel or 0.0, state[0] / state[1])
             time.sleep(0.2)
         wall = time.monotonic() - started
         if proc.returncode != 0:
             err.seek(0)
-            raise RuntimeError(f"{' '.join(cmd)} failed: {err.read()[-2000:]}")
-    return wall, peak / 1024
+            log = OUT / f"failed-{int(time.time())}.log"
+            log.write_text(" ".join(cmd) + "\n" + err.read())
+            raise RuntimeError(f"{' '.join(cmd)} failed (exit {proc.returncode}): its stderr is in {log}")
+    return wall, peak / 1024, per_vessel
 
 
 def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str, object]]:
@@ -105,30 +144,38 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str
     for size in sizes:
         path = feed(size)
         lines = sum(1 for _ in path.open())
-        alternatives: list[tuple[str, list[str]]] = [
-            ("pyais decode only", [PY, __file__, "--decode-only", str(path)]),
-            ("plain Python loop", [PY, "-m", "ais_pipeline.rules.plain", "--input", str(path)]),
+        plain_out = Path(tempfile.mkdtemp(prefix="bench-plain-"))
+        alternatives: list[tuple[str, list[str], bool]] = [
+            ("pyais decode only", [PY, __file__, "--decode-only", str(path)], None),
+            (
+                "plain Python loop",
+                [PY, "-m", "ais_pipeline.rules.plain", "--input", str(path), "--output", str(plain_out)],
+                None,
+            ),
         ]
         for p in parallelisms:
             out = Path(tempfile.mkdtemp(prefix="bench-"))
-            job = [PY, "-m", "ais_pipeline.flink.job", "--input", str(path), "--output", str(out), "--web-ui-port", "0"]
-            alternatives.append((f"Flink job, parallelism {p}", [*job, "--parallelism", str(p)]))
-        for name, cmd in alternatives:
-            walls, rss = [], []
+            job = [PY, "-m", "ais_pipeline.flink.job", "--input", str(path), "--output", str(out)]
+            alternatives.append((f"Flink job, parallelism {p}", [*job, "--parallelism", str(p)], True))
+        for name, cmd, is_job in alternatives:
+            walls, rss, state = [], [], []
             for _ in range(repeat):
-                wall, peak = timed(cmd)
+                port = unused_port() if is_job else None  # a new one each run: the last JVM may hold its port
+                wall, peak, per_vessel = timed([*cmd, "--web-ui-port", str(port)] if port else cmd, port)
                 walls.append(wall)
                 rss.append(peak)
+                if per_vessel:
+                    state.append(per_vessel)
                 print(f"{lines:>8} lines  {name:<26} {wall:7.1f} s  {peak:6.0f} MB", file=sys.stderr)
-            rows.append({"lines": lines, "name": name, "walls": walls, "rss": max(rss)})
+            rows.append({"lines": lines, "name": name, "walls": walls, "rss": max(rss), "state": max(state or [0])})
     return rows
 
 
 def table(rows: list[dict[str, object]]) -> str:
     out = [
         "| feed lines | run | seconds (each run) | lines/s (median) | peak RSS (process tree) "
-        "| speed vs plain | vs decode |",
-        "|---|---|---|---|---|---|---|",
+        "| state per vessel held | speed vs plain | share of the 2-core decode ceiling |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     by_size: dict[int, dict[str, float]] = {}
     for r in rows:
@@ -140,10 +187,26 @@ def table(rows: list[dict[str, object]]) -> str:
         median = statistics.median(walls)  # type: ignore[arg-type]
         plain = by_size[lines]["plain Python loop"]
         decode = by_size[lines]["pyais decode only"]
+        state = f"{r['state']:,.0f} B" if r.get("state") else ""
         out.append(
             f"| {lines:,} | {r['name']} | {', '.join(f'{w:.1f}' for w in walls)} | {lines / median:,.0f} | "  # type: ignore[attr-defined]
-            f"{r['rss']:.0f} MB | {plain / median:.2f} | {decode / median:.2f} |"
+            f"{r['rss']:.0f} MB | {state} | {plain / median:.2f} | {decode / 2 / median:.2f} |"
         )
+    return "\n".join(out)
+
+
+def growth(rows: list[dict[str, object]]) -> str:
+    """Time per line on the largest feed over the smallest, per run: 1.0 is linear cost."""
+    sizes = sorted({int(r["lines"]) for r in rows})  # type: ignore[call-overload]
+    if len(sizes) < 2:
+        return ""
+    small, large = sizes[0], sizes[-1]
+    per_line = {(int(r["lines"]), str(r["name"])): statistics.median(r["walls"]) / int(r["lines"]) for r in rows}  # type: ignore[arg-type,call-overload]
+    out = [f"| run | us per line, {small:,} lines | us per line, {large:,} lines | ratio |", "|---|---|---|---|"]
+    for name in dict.fromkeys(str(r["name"]) for r in rows):
+        a, b = per_line.get((small, name)), per_line.get((large, name))
+        if a and b:
+            out.append(f"| {name} | {a * 1e6:.1f} | {b * 1e6:.1f} | {b / a:.2f} |")
     return "\n".join(out)
 
 
@@ -172,7 +235,7 @@ def update_readme(text: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="50000,200000")
+    parser.add_argument("--sizes", default="100000,400000")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--parallelism", default="1,2")
     parser.add_argument("--readme", action="store_true")
@@ -183,7 +246,7 @@ def main() -> int:
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = run(sizes, args.repeat, [int(p) for p in args.parallelism.split(",")])
-    text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`:\n\n{table(rows)}"
+    text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`:\n\n{table(rows)}\n\n{growth(rows)}"
     print(text)
     if args.readme:
         update_readme(text)

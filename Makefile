@@ -54,9 +54,9 @@ lint: setup
 	$(VENV)/bin/mypy
 
 # The benchmark: decode-only ceiling, plain loop, job at parallelism 1 and 2, on seeded feeds of
-# 50,000 and 200,000 lines, twice each; writes the table into README.md (scripts/bench.py).
+# 100,000 and 400,000 lines, twice each; writes the tables into README.md (ais_pipeline/tools/bench.py).
 bench: setup
-	$(PY) scripts/bench.py --readme $(ARGS)
+	$(PY) -m ais_pipeline.tools.bench --readme $(ARGS)
 
 # The Java operators on Flink's test harnesses, against the golden cases in tests/golden/.
 test-java: setup

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -141,6 +142,18 @@ def read_jsonl(directory: Path) -> list[dict[str, object]]:
             with path.open(encoding="utf-8") as fh:
                 records.extend(json.loads(line) for line in fh if line.strip())
     return records
+
+
+def final_aggregates(aggregates: Iterable[dict[str, object]]) -> dict[tuple[str, str, str], dict[str, object]]:
+    """The highest revision of every aggregate, by (window, cell, window start): what an upsert
+    on that key keeps."""
+    best: dict[tuple[str, str, str], dict[str, object]] = {}
+    for a in aggregates:
+        key = (str(a["window"]), str(a["cell"]), str(a["window_start"]))
+        kept = best.get(key)
+        if kept is None or int(kept["revision"]) < int(a["revision"]):  # type: ignore[call-overload]
+            best[key] = a
+    return best
 
 
 def read_tallies(directory: Path) -> Counter[str]:

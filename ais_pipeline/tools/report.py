@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ais_pipeline.config import ConfigError
+from ais_pipeline.rules import outputs
 from ais_pipeline.rules.outputs import read_jsonl
 
 DENSITY_SIZE = (10, 6)  # inches at 100 dpi: 1000 x 600 pixels
@@ -44,17 +45,11 @@ class CellBox:
 
 def final_aggregates(aggregates: list[dict[str, Any]], window: str) -> dict[str, list[dict[str, Any]]]:
     """The final revision of every aggregate of one window kind, grouped by window start."""
-    best: dict[tuple[str, str], dict[str, Any]] = {}
-    for agg in aggregates:
-        if agg["window"] != window:
-            continue
-        key = (agg["window_start"], agg["cell"])
-        if key not in best or best[key]["revision"] < agg["revision"]:
-            best[key] = agg
     by_start: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for (start, _), agg in sorted(best.items()):
-        by_start[start].append(agg)
-    return dict(by_start)
+    for (kind, _, start), agg in sorted(outputs.final_aggregates(aggregates).items()):
+        if kind == window:
+            by_start[start].append(agg)
+    return dict(sorted(by_start.items()))
 
 
 def busiest(windows: dict[str, list[dict[str, Any]]]) -> str:

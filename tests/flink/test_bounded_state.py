@@ -1,6 +1,6 @@
 """Dedup state stays bounded while vessels come and go: the job watches a directory (unbounded, so
 nothing is flushed at the end) holding 80,000 lines in which every 330 s of event time brings
-other vessels (scripts/make_feed.py --new-vessels), with a static TTL of 300 s. Vessels silent for
+other vessels (ais_pipeline/tools/make_feed.py --new-vessels), with a static TTL of 300 s. Vessels silent for
 longer than the retention (the dedup TTL plus the sliding window, lateness and out-of-orderness:
 19 min here) are dropped by event-time timers, so the keys held, read from the
 `dedup_keys_held` gauge through the REST API, are those the plain pipeline holds at the same
@@ -8,7 +8,6 @@ watermark, far fewer than the vessels seen."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -18,27 +17,19 @@ import pytest
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.rules.plain import PlainPipeline, read_lines
-from tests.flink.test_job import ROOT
+from ais_pipeline.tools import state_over_time
 
 pytestmark = pytest.mark.flink
 
 
-def load_script():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("state_over_time", ROOT / "scripts" / "state_over_time.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
 def test_dedup_state_levels_off_while_vessels_come_and_go(tmp_path: Path):
-    script = load_script()
-    rows = script.run(copies=8, static_ttl=300, out=tmp_path / "state")
+    rows = state_over_time.run(copies=8, static_ttl=300, out=tmp_path / "state")
     assert (tmp_path / "state.png").stat().st_size > 10_000 and (tmp_path / "state.csv").exists()
     held = rows[-1]["keys_held"]
 
     feed = tmp_path / "feed.nmea"
     with feed.open("w") as fh:
-        cmd = [sys.executable, str(ROOT / "scripts" / "make_feed.py"), "--copies", "8", "--new-vessels"]
+        cmd = [sys.executable, "-m", "ais_pipeline.tools.make_feed", "--copies", "8", "--new-vessels"]
         subprocess.run(cmd, stdout=fh, check=True)
     plain = PlainPipeline(PipelineConfig(input_path=feed, static_ttl_s=300))
     plain.feed(read_lines(feed))  # no end of input: the watermark stops where the job's does

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
-from ais_pipeline.rules.outputs import read_jsonl
+from ais_pipeline.rules.outputs import final_aggregates, read_jsonl
 from ais_pipeline.rules.plain import read_lines, run_plain, write_outputs
 from tests.nmea import BASE, position, tagged
 
@@ -43,13 +43,7 @@ def run_oracle(input_path: Path, output: Path, **knobs: Any) -> None:
     write_outputs(run_plain(config, list(read_lines(input_path))), output)
 
 
-def final(aggregates: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    best: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for a in aggregates:
-        key = (a["window"], a["cell"], a["window_start"])
-        if key not in best or best[key]["revision"] < a["revision"]:
-            best[key] = a
-    return best
+final = final_aggregates  # the highest revision of every (window, cell, window start)
 
 
 def assert_same_outputs(job: Path, oracle: Path) -> None:
@@ -203,7 +197,7 @@ def test_benchmark_feed_matches_the_plain_pipeline(parallelism: int, tmp_path: P
     benchmark compares implementations of the same thing."""
     feed = tmp_path / "bench.nmea"
     with feed.open("w") as fh:
-        cmd = [sys.executable, str(ROOT / "scripts" / "gen_feed.py"), "--lines", "20000", "--seed", "7"]
+        cmd = [sys.executable, "-m", "ais_pipeline.tools.gen_feed", "--lines", "20000", "--seed", "7"]
         subprocess.run(cmd, stdout=fh, check=True)
     out, oracle = tmp_path / "out", tmp_path / "oracle"
     summary = run_job(feed, out, "--parallelism", str(parallelism))

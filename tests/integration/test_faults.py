@@ -38,7 +38,7 @@ def feed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("feed") / "feed50k.nmea"
     with path.open("w") as out:
         subprocess.run(
-            [sys.executable, str(ROOT / "scripts" / "make_feed.py"), "--copies", str(COPIES)], stdout=out, check=True
+            [sys.executable, "-m", "ais_pipeline.tools.make_feed", "--copies", str(COPIES)], stdout=out, check=True
         )
     return path
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ais_pipeline.config import PipelineConfig
+from ais_pipeline.rules import outputs
 from ais_pipeline.rules.multipart import Step
 from ais_pipeline.rules.plain import PlainResult, run_plain
 from tests.nmea import BASE, position, sentences, tagged
@@ -35,14 +36,9 @@ def records(result: PlainResult, name: str) -> list[dict[str, Any]]:
 
 
 def final_aggregates(result: PlainResult, window: str) -> dict[tuple[str, str], dict[str, Any]]:
-    best: dict[tuple[str, str], dict[str, Any]] = {}
-    for a in records(result, "aggregates"):
-        if a["window"] != window:
-            continue
-        key = (a["cell"], a["window_start"])
-        if key not in best or best[key]["revision"] < a["revision"]:
-            best[key] = a
-    return best
+    """The final revision of each aggregate of one window kind, by (cell, window start)."""
+    finals = outputs.final_aggregates(records(result, "aggregates"))
+    return {(cell, start): a for (kind, cell, start), a in finals.items() if kind == window}
 
 
 def ms_tagged(sentence: str, t_ms: int, receiver: str = "r1") -> str:

@@ -127,6 +127,20 @@ def test_taskmanager_killed_with_sigkill_restores_from_the_last_checkpoint(
         cluster, [job], failed_at
     )
     check_outputs(kafka, "kill", oracle, tmp_path)
+    wait_until_only_live_taskmanagers(cluster)
+
+
+def wait_until_only_live_taskmanagers(cluster: str) -> None:
+    """Until the cluster has forgotten the killed TaskManager (after its heartbeat timeout) and
+    every slot it lists is free: the next test's job would otherwise be offered the dead one's
+    slots, and wait for them."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        tms = rest(cluster, "/taskmanagers")["taskmanagers"]
+        if len(tms) == 1 and tms[0]["freeSlots"] == tms[0]["slotsNumber"]:
+            return
+        time.sleep(1)
+    raise AssertionError(f"the cluster still lists {len(tms)} TaskManagers")
 
 
 @pytest.mark.parametrize("parallelism", [1, 2])

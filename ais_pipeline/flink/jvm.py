@@ -243,6 +243,22 @@ def duplicate_ratio_gauge(metric_group: Any, counters: Sequence[Any]) -> Any | N
     return j_group.gauge("duplicate_ratio", gauge)
 
 
+def set_gauge(metric_group: Any, name: str) -> Any | None:
+    """``ais.flink.SetGauge`` registered as ``name``: a gauge whose value Python sets with
+    ``.set(n)`` and the metric threads read in Java. PyFlink's Python gauge calls back into the
+    interpreter from the metric thread, which crashed a TaskManager (SIGSEGV in ``take_gil``) when
+    it was read while the job ended. Thread mode only; None otherwise."""
+    j_group = getattr(metric_group, "_metrics", None)
+    if j_group is None:
+        return None
+    from pemja import findClass
+
+    loader = findClass("java.lang.Thread").currentThread().getContextClassLoader()
+    gauge = loader.loadClass("ais.flink.SetGauge").newInstance()
+    j_group.gauge(name, gauge)
+    return gauge
+
+
 # -- Flink's own classes that PyFlink does not wrap --------------------------------------------
 
 

@@ -212,6 +212,7 @@ class DedupVessel(KeyedProcessFunction):
             config.geohash_precision,
         )
         self.emit_tallies = emit_tallies
+        self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.store = ShardVessels(runtime_context)
@@ -228,7 +229,7 @@ class DedupVessel(KeyedProcessFunction):
                 "late",
             ),
         )
-        runtime_context.get_metrics_group().gauge("dedup_keys_held", self.store.keys_held)
+        self.keys_held = jvm.set_gauge(runtime_context.get_metrics_group(), "dedup_keys_held")
         self.tallies.duplicate_ratio_gauge()
 
     def process_element(self, batch: Any, ctx: Any) -> Iterator[Any]:
@@ -264,10 +265,16 @@ class DedupVessel(KeyedProcessFunction):
         if panes:
             yield to_columns(panes)
         yield from out.emit(self.tallies)
+        self.show_keys_held()
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
         for mmsi in sorted(self.store.due(timestamp)):
             if mmsi in self.store.shard.items:
                 self.logic.on_timer(self.store.vessel(mmsi), timestamp)
+        self.show_keys_held()
         yield from ()
+
+    def show_keys_held(self) -> None:
+        if self.keys_held is not None:
+            self.keys_held.set(self.store.keys_held())

@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test,dev]"
 	touch $(STAMP)
 
-$(JAR): $(shell find java/src/main -name '*.java') java/pom.xml
+$(JAR): $(shell find java/src/main -type f) java/pom.xml
 	$(MVN) -f java/pom.xml -DskipTests package
 
 $(CONNECTOR_JARS): connectors/pom.xml

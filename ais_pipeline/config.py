@@ -8,6 +8,7 @@ flag gets a one-line error naming it instead of a Java stack trace.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -85,6 +86,13 @@ _KNOBS: dict[str, _Knob] = {
     ),
     "parallelism": _Knob("--parallelism", "PARALLELISM", int, 1, "job parallelism"),
     "web_ui_port": _Knob("--web-ui-port", "WEB_UI_PORT", int, 8081, "local web UI / REST port (0 picks a free one)"),
+    "bind_address": _Knob(
+        "--bind-address",
+        "BIND_ADDRESS",
+        str,
+        "127.0.0.1",
+        "address the local web UI / REST API and Prometheus metrics listen on; 0.0.0.0 opens them to the network",
+    ),
     "checkpoint_interval_s": _Knob(
         "--checkpoint-interval",
         "CHECKPOINT_INTERVAL_SECONDS",
@@ -152,6 +160,7 @@ class PipelineConfig:
     multipart_timeout_s: int = _default("multipart_timeout_s")
     parallelism: int = _default("parallelism")
     web_ui_port: int = _default("web_ui_port")
+    bind_address: str = _default("bind_address")
     follow: bool = False
     checkpoint_interval_s: int | None = _default("checkpoint_interval_s")
     source: str = _default("source")
@@ -240,6 +249,11 @@ class PipelineConfig:
             raise bad("parallelism", f"must be between 1 and 64, not {self.parallelism}")
         if not 0 <= self.web_ui_port <= 65535:
             raise bad("web_ui_port", f"must be a port number, not {self.web_ui_port}")
+        try:
+            ipaddress.ip_address(self.bind_address)
+        except ValueError:
+            why = f"must be an IP address (127.0.0.1, 0.0.0.0, ...), not {self.bind_address!r}"
+            raise bad("bind_address", why) from None
         if self.checkpoint_interval_s is not None and self.checkpoint_interval_s < 0:
             raise bad("checkpoint_interval_s", f"must be 0 (off) or seconds, not {self.checkpoint_interval_s}")
         if self.source not in ("file", "kafka"):
@@ -272,6 +286,11 @@ class PipelineConfig:
                     "starting_offsets",
                     f"must be earliest, latest, committed or timestamp:<epoch ms>, not {self.starting_offsets!r}",
                 )
+
+    @property
+    def open_to_network(self) -> bool:
+        """True when the web UI and metrics listen beyond this machine's loopback."""
+        return not ipaddress.ip_address(self.bind_address).is_loopback
 
     def output_topics(self) -> dict[str, str]:
         """Output name -> Kafka topic."""

@@ -12,6 +12,8 @@ from pyflink.datastream import DataStream, StreamExecutionEnvironment
 from ais_pipeline.config import PROJECT_ROOT, PipelineConfig, submitted_by_flink_cli
 
 CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
+PROMETHEUS_HOST = "metrics.reporter.prom.host"
+METRICS_JAR = PROJECT_ROOT / "build" / "java" / "ais-flink-helpers-metrics.jar"
 
 
 def flink_settings(config: PipelineConfig) -> dict[str, str]:
@@ -51,11 +53,16 @@ def flink_settings(config: PipelineConfig) -> dict[str, str]:
     settings["python.client.executable"] = sys.executable
     settings["rest.port"] = str(config.web_ui_port)
     settings["rest.bind-port"] = str(config.web_ui_port)
+    # Closed by default (flink-conf has loopback everywhere): --bind-address opens the web UI /
+    # REST API and the Prometheus endpoint, nothing else (a mini-cluster has no remote workers).
+    settings["rest.bind-address"] = config.bind_address
+    settings[PROMETHEUS_HOST] = config.bind_address
     return settings
 
 
 def reporters_on_gateway_classpath() -> None:
-    """Let a local run load the metric reporters of flink-conf (Prometheus).
+    """Let a local run load the metric reporters of flink-conf (Prometheus, served on one address
+    by ``ais.flink.metrics.BoundPrometheusReporterFactory``).
 
     A cluster loads reporters as plugins from the package's plugins/ folder; Flink's mini-cluster
     creates its metric registry without a plugin manager, so there a reporter must be on the
@@ -65,7 +72,8 @@ def reporters_on_gateway_classpath() -> None:
     import pyflink
 
     plugins = os.path.join(os.path.dirname(pyflink.__file__), "plugins")
-    jars = sorted(glob.glob(os.path.join(plugins, "metrics-prometheus", "*.jar")))
+    prometheus = glob.glob(os.path.join(plugins, "metrics-prometheus", "flink-metrics-prometheus-*.jar"))
+    jars = [*sorted(prometheus), str(METRICS_JAR)]
     current = [p for p in os.environ.get("HADOOP_CLASSPATH", "").split(os.pathsep) if p]
     os.environ["HADOOP_CLASSPATH"] = os.pathsep.join(dict.fromkeys([*current, *jars]))
 
@@ -80,6 +88,11 @@ def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
     if not submitted_by_flink_cli():
         reporters_on_gateway_classpath()
+        # PyFlink starts a "loopback" Beam worker pool in this process for local runs (a gRPC
+        # server on every interface, one per StreamExecutionEnvironment object, of which the job
+        # makes several), for Python workers in process mode. Thread mode embeds them in the JVM;
+        # "process" tells PyFlink that the JVM starts any such workers itself, as on a cluster.
+        os.environ["_python_worker_execution_mode"] = "process"
     conf = Configuration()
     for key, value in flink_settings(config).items():
         conf.set_string(key, value)

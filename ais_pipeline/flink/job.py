@@ -180,6 +180,13 @@ def free_web_ui_port(config: PipelineConfig) -> PipelineConfig:
     return config
 
 
+def open_warning(config: PipelineConfig) -> str:
+    return (
+        f"ais-pipeline: warning: --bind-address {config.bind_address}: the web UI, its REST API (which"
+        " takes job submissions) and the Prometheus metrics are open to the network"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from ais_pipeline.rules import outputs
 
@@ -191,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if not submitted_by_flink_cli():
         print(f"Flink web UI: http://localhost:{config.web_ui_port} (while the job runs)", file=sys.stderr)
+        if config.open_to_network:
+            print(open_warning(config), file=sys.stderr)
     if config.source == "kafka":
         try:
             run_kafka(config)

@@ -35,7 +35,7 @@ def job_args(compose: dict) -> list[str]:
 def test_services_and_web_ui_port_match_flink_conf(compose, conf):
     services = compose["services"]
     assert set(services) == {"kafka", "replay", "jobmanager", "taskmanager", "submit"}
-    assert services["jobmanager"]["ports"] == [f"{conf['rest']['port']}:{conf['rest']['port']}"]
+    assert services["jobmanager"]["ports"][0] == f"127.0.0.1:{conf['rest']['port']}:{conf['rest']['port']}"
     assert services["jobmanager"]["command"] == "jobmanager" and services["taskmanager"]["command"] == "taskmanager"
     props = yaml.safe_load(services["jobmanager"]["environment"]["FLINK_PROPERTIES"])
     assert props["jobmanager.rpc.address"] == "jobmanager"
@@ -43,12 +43,31 @@ def test_services_and_web_ui_port_match_flink_conf(compose, conf):
     assert conf["python"]["execution-mode"] == "thread"
 
 
-def test_prometheus_reporter_is_the_one_flink_conf_configures(compose, conf):
-    factory = conf["metrics"]["reporter"]["prom"]["factory"]["class"]
-    assert factory == "org.apache.flink.metrics.prometheus.PrometheusReporterFactory"
-    plugin = compose["services"]["jobmanager"]["environment"]["ENABLE_BUILT_IN_PLUGINS"]
-    assert plugin == "flink-metrics-prometheus-2.3.0.jar"
-    assert str(conf["metrics"]["reporter"]["prom"]["port"]).startswith("9249")
+def test_prometheus_reporter_is_the_one_flink_conf_configures_and_the_image_installs(compose, conf):
+    prom = conf["metrics"]["reporter"]["prom"]
+    factory = prom["factory"]["class"]
+    assert factory == "ais.flink.metrics.BoundPrometheusReporterFactory"
+    source = ROOT / "java" / "src" / "main" / "java" / Path(*factory.split(".")).with_suffix(".java")
+    assert source.is_file()
+    services = ROOT / "java" / "src" / "main" / "resources" / "META-INF" / "services"
+    assert factory in (services / "org.apache.flink.metrics.reporter.MetricReporterFactory").read_text()
+    assert prom["host"] == "127.0.0.1" and str(prom["port"]).startswith("9249")
+    dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
+    assert "ais-flink-helpers-metrics.jar /opt/flink/plugins/metrics-prometheus/" in dockerfile
+    assert "cp /opt/flink/opt/flink-metrics-prometheus-*.jar /opt/flink/plugins/metrics-prometheus/" in dockerfile
+    props = yaml.safe_load(compose["services"]["jobmanager"]["environment"]["FLINK_PROPERTIES"])
+    assert props["metrics.reporter.prom.host"] == "0.0.0.0"  # inside the containers' network
+
+
+def test_closed_by_default_the_host_publishes_ports_on_loopback_only(compose, conf):
+    for service in compose["services"].values():
+        for mapping in service.get("ports", []):
+            assert mapping.startswith("127.0.0.1:"), mapping
+    assert compose["services"]["jobmanager"]["ports"] == ["127.0.0.1:8081:8081", "127.0.0.1:9249:9249"]
+    assert compose["services"]["taskmanager"]["ports"] == ["127.0.0.1:9250:9249"]
+    assert conf["web"]["submit"]["enable"] is False and conf["web"]["cancel"]["enable"] is True
+    assert conf["rest"]["bind-address"] == "127.0.0.1"
+    assert conf["jobmanager"]["bind-host"] == "127.0.0.1" and conf["taskmanager"]["bind-host"] == "127.0.0.1"
 
 
 def test_submitter_runs_the_kafka_job_with_flags_the_job_accepts(compose):
@@ -101,7 +120,8 @@ def test_the_java_module_builds_against_the_flink_and_connector_the_job_runs_on(
     assert f'"apache-flink=={flink}"' in pyproject
     connector = re.search(r"<flink.kafka.connector.version>(.+)</", java_pom).group(1)  # type: ignore[union-attr]
     assert f"<flink.kafka.connector.version>{connector}</" in connectors_pom
-    assert java_pom.count("<scope>provided</scope>") == 3  # Flink, its file connector and Kafka come from the runtime
+    # Flink, its file connector, its Prometheus reporter and Kafka come from the runtime
+    assert java_pom.count("<scope>provided</scope>") == 4
 
 
 def test_checkpoints_go_to_a_volume_every_flink_container_shares(compose, conf):

@@ -37,6 +37,10 @@ def test_environment_fills_in_and_a_flag_wins():
         (["--input", "/no/such/file"], "--input: no such file or directory: /no/such/file"),
         (["--window", "abc"], "--window: expected int, got 'abc'"),
         (["--input-format", "csv"], "--input-format (INPUT_FORMAT): must be nmea or json, not 'csv'"),
+        (
+            ["--bind-address", "everywhere"],
+            "--bind-address (BIND_ADDRESS): must be an IP address (127.0.0.1, 0.0.0.0, ...), not 'everywhere'",
+        ),
     ],
 )
 def test_bad_flags_get_one_line_naming_the_flag(argv, message, capsys):
@@ -143,6 +147,23 @@ def test_checkpoint_interval_zero_turns_checkpoints_off_for_a_local_run():
     assert flink_settings(parse_config([], environ={}))[CHECKPOINT_INTERVAL] == "10s"  # flink-conf/
     assert CHECKPOINT_INTERVAL not in flink_settings(parse_config(["--checkpoint-interval", "0"], environ={}))
     assert flink_settings(parse_config(["--checkpoint-interval", "3"], environ={}))[CHECKPOINT_INTERVAL] == "3s"
+
+
+def test_a_local_run_listens_on_loopback_and_takes_no_jars_unless_opened():
+    from ais_pipeline.flink.environment import flink_settings
+
+    closed = flink_settings(parse_config([], environ={}))
+    assert closed["rest.bind-address"] == closed["metrics.reporter.prom.host"] == "127.0.0.1"
+    assert closed["jobmanager.bind-host"] == closed["taskmanager.bind-host"] == "127.0.0.1"
+    assert (closed["web.submit.enable"], closed["web.cancel.enable"]) == ("false", "true")
+    assert closed["metrics.reporter.prom.factory.class"] == "ais.flink.metrics.BoundPrometheusReporterFactory"
+    assert not parse_config([], environ={}).open_to_network
+    opened = parse_config([], environ={"BIND_ADDRESS": "0.0.0.0"})
+    assert opened.open_to_network
+    settings = flink_settings(opened)
+    assert settings["rest.bind-address"] == settings["metrics.reporter.prom.host"] == "0.0.0.0"
+    assert settings["jobmanager.bind-host"] == settings["taskmanager.bind-host"] == "127.0.0.1"  # RPC stays closed
+    assert settings["web.submit.enable"] == "false"
 
 
 def test_replay_tool_leaves_out_java_only_client_properties():

@@ -34,6 +34,14 @@ esac
 export FLINK_LOG_DIR=${FLINK_LOG_DIR:-$root/log/flink}
 export PYTHONPATH=$root:$site${PYTHONPATH:+:$PYTHONPATH}
 mkdir -p "$FLINK_LOG_DIR"
+# A local run puts the Prometheus reporter jars on HADOOP_CLASSPATH for its mini-cluster (and its
+# children inherit it); the daemons would put them on their classpath, where they clash with the
+# same classes loaded as a plugin (ClassCastException: CollectorRegistry, no metrics served).
+if [ -n "${HADOOP_CLASSPATH:-}" ]; then
+  HADOOP_CLASSPATH=$(printf '%s' "$HADOOP_CLASSPATH" | tr ':' '\n' \
+    | { grep -v -e 'plugins/metrics-prometheus/' -e 'ais-flink-helpers-metrics' || true; } | paste -sd: -)
+  export HADOOP_CLASSPATH
+fi
 
 rest_url() {
   "$py" - <<'PY'

@@ -162,6 +162,7 @@ class PipelineConfig:
     web_ui_port: int = _default("web_ui_port")
     bind_address: str = _default("bind_address")
     follow: bool = False
+    print_all: bool = False
     checkpoint_interval_s: int | None = _default("checkpoint_interval_s")
     source: str = _default("source")
     bootstrap_servers: str = _default("bootstrap_servers")
@@ -307,6 +308,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="keep watching the input directory for new files; the job runs until stopped [FOLLOW]",
     )
+    parser.add_argument(
+        "--print-all",
+        action="store_true",
+        default=None,
+        help="without --output: print every record the job emits, not a sample of each output [PRINT_ALL]",
+    )
     parser.add_argument("--test-fail-once", dest="test_fail_once", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--bounded",
@@ -341,6 +348,8 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         values["input_path"] = Path(env["INPUT_PATH"])
     if getattr(args, "follow", None) or env.get("FOLLOW", "").lower() in ("1", "true", "yes"):
         values["follow"] = True
+    if getattr(args, "print_all", None) or env.get("PRINT_ALL", "").lower() in ("1", "true", "yes"):
+        values["print_all"] = True
     if getattr(args, "test_fail_once", None):
         values["test_fail_once"] = args.test_fail_once
     if getattr(args, "bounded", None) or env.get("KAFKA_BOUNDED", "").lower() in ("1", "true", "yes"):

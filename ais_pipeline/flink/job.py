@@ -64,12 +64,25 @@ def attach_sinks(streams: Streams, output_dir: Path, tally_dir: Path, print_too:
     streams.tally.sink_to(jsonl_sink(tally_dir)).name("write tallies").uid("sink-tally")  # type: ignore[attr-defined]
 
 
-def execute_until_done_or_interrupted(env, name: str = "ais-pipeline") -> None:  # type: ignore[no-untyped-def]
-    """Run the job; Ctrl-C (or SIGTERM) cancels it and ends the run cleanly.
+class Stopped(Exception):
+    """The user stopped the run (Ctrl-C or SIGTERM); the job was drained, or cancelled."""
+
+    def __init__(self, drained: bool) -> None:
+        super().__init__("drained" if drained else "cancelled")
+        self.drained = drained
+
+
+def execute_until_done_or_interrupted(env, name: str = "ais-pipeline", drain_to: Path | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Run the job until it ends. Ctrl-C (or SIGTERM) stops it: with ``drain_to``, by a final
+    savepoint there that first drains event time (every window fires, every sink commits, as at
+    the end of a file), then raises :class:`Stopped`; without it, or on a second Ctrl-C, the job
+    is cancelled.
 
     A blocking ``env.execute`` sits in a call to the JVM that a signal does not interrupt; here the
     job runs detached and this process polls its status, sleeping in Python between polls."""
     import signal
+
+    from ais_pipeline.flink import jvm
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     job = env.execute_async(name)
@@ -78,12 +91,24 @@ def execute_until_done_or_interrupted(env, name: str = "ais-pipeline") -> None: 
         while not done.done():
             time.sleep(0.2)
     except KeyboardInterrupt:
-        log.info("stopping: cancelling the job")
-        cancelled = job.cancel()
-        deadline = time.monotonic() + 30
-        while not cancelled.done() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        raise
+        drained = False
+        if drain_to is not None:
+            log.info("stopping: draining the job (Ctrl-C again cancels it)")
+            try:
+                stopped = jvm.stop_draining(job, drain_to.as_uri())
+                deadline = time.monotonic() + 120
+                while not done.done() and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                drained = done.done() and stopped.done()
+            except KeyboardInterrupt:
+                pass
+        if not drained:
+            log.info("stopping: cancelling the job")
+            cancelled = job.cancel()
+            deadline = time.monotonic() + 30
+            while not cancelled.done() and time.monotonic() < deadline:
+                time.sleep(0.2)
+        raise Stopped(drained) from None
     done.result()  # raises when the job failed
 
 
@@ -114,19 +139,48 @@ def run(config: PipelineConfig) -> dict[str, object]:
                 shutil.rmtree(target)
             elif target.exists():
                 target.unlink()
-        attach_sinks(streams, output_dir, scratch / "tally", print_too=config.output_dir is None)
+        attach_sinks(streams, output_dir, scratch / "tally", print_too=config.output_dir is None and config.print_all)
         started = time.monotonic()
-        execute_until_done_or_interrupted(env)
+        stopped: Stopped | None = None
+        try:
+            execute_until_done_or_interrupted(env, drain_to=scratch / "savepoint")
+        except Stopped as exc:
+            stopped = exc
         elapsed = time.monotonic() - started
         summary = outputs.summarize(
             outputs.read_tallies(scratch / "tally"), count_input_lines(config.input_path), output_dir
         )
         summary["seconds"] = round(elapsed, 3)
+        if stopped is not None:
+            summary["stopped"] = "drained" if stopped.drained else "cancelled"
         if config.output_dir is not None:
+            config.output_dir.mkdir(parents=True, exist_ok=True)  # an empty input writes no part file
             (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        elif not config.print_all:
+            print_sample(output_dir)
+        if stopped is not None and not stopped.drained:
+            raise KeyboardInterrupt
         return summary
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+SAMPLE_RECORDS = 3
+
+
+def print_sample(output_dir: Path) -> None:
+    """The first records of each output (a run without --output), and how to get them all."""
+    from itertools import islice
+
+    from ais_pipeline.rules import outputs
+
+    for name in outputs.OUTPUTS:
+        total = outputs.count_lines(output_dir / name)
+        for line in islice(outputs.output_lines(output_dir / name), SAMPLE_RECORDS):
+            print(f"{name}> {line}")
+        if total > SAMPLE_RECORDS:
+            print(f"{name}> ... {total - SAMPLE_RECORDS:,} more")
+    print("(--output DIR writes every record; --print-all prints them)")
 
 
 def checkpointing_on(env) -> bool:  # type: ignore[no-untyped-def]
@@ -190,7 +244,10 @@ def open_warning(config: PipelineConfig) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     from ais_pipeline.rules import outputs
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # The job's own messages at INFO; the libraries' (Beam's type hints and optional modules,
+    # PyFlink's Cython check) only from WARNING up.
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    log.setLevel(logging.INFO)
     try:
         config = free_web_ui_port(parse_config(sys.argv[1:] if argv is None else argv))
     except ConfigError as exc:
@@ -206,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as exc:
             print(f"ais-pipeline: error: {exc}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Stopped):
             print("ais-pipeline: stopped", file=sys.stderr)
             return 130
         return 0
@@ -214,11 +271,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         summary = run(config)
     except KeyboardInterrupt:
-        print("ais-pipeline: stopped", file=sys.stderr)
+        print("ais-pipeline: stopped (the job was cancelled before it drained: no summary)", file=sys.stderr)
         return 130
     print(outputs.format_summary(summary))
     if config.output_dir is not None:
         print(f"outputs in {config.output_dir}")
+    if "stopped" in summary:
+        # --follow runs end this way; a file run stopped before its end has read part of its input.
+        print("ais-pipeline: stopped; the summary is of what was read until then", file=sys.stderr)
+        return 0 if config.follow else 130
     return 0
 
 

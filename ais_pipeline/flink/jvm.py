@@ -259,6 +259,17 @@ def set_gauge(metric_group: Any, name: str) -> Any | None:
     return gauge
 
 
+def stop_draining(job_client: Any, directory: str) -> Any:
+    """Stop a job with a final savepoint in ``directory`` that first drains event time (every
+    window fires, every sink commits): a CompletableFuture of the savepoint's path. PyFlink 2.3's
+    ``JobClient.stop_with_savepoint`` calls a Java method that no longer exists (Flink 2 added
+    the savepoint format argument)."""
+    from pyflink.common.completable_future import CompletableFuture
+
+    canonical = _jvm().org.apache.flink.core.execution.SavepointFormatType.CANONICAL
+    return CompletableFuture(job_client._j_job_client.stopWithSavepoint(True, directory, canonical), str)
+
+
 # -- Flink's own classes that PyFlink does not wrap --------------------------------------------
 
 

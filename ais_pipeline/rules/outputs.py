@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -130,6 +130,17 @@ def outcome_records(outcome: Outcome) -> list[tuple[str, str]]:
     if outcome.late_windows and outcome.position is not None:
         records.extend(("late", late_json(outcome.position, outcome.cell, w)) for w in outcome.late_windows)
     return records
+
+
+def output_lines(directory: Path) -> Iterator[str]:
+    """The records of one output directory as their JSON lines, part file by part file in name
+    order (hidden in-progress files skipped)."""
+    if not directory.is_dir():
+        return
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            with path.open(encoding="utf-8") as fh:
+                yield from (line.rstrip("\n") for line in fh if line.strip())
 
 
 def read_jsonl(directory: Path) -> list[dict[str, object]]:

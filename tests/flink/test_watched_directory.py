@@ -1,7 +1,8 @@
 """A watched directory (unbounded) at parallelism 2: the lane's watermark fires windows while the
 job runs, without waiting for an end of input, and once every line is read they equal the plain
 pipeline's final aggregates; the web UI's REST API shows the running job, its named operators,
-the watermark and the dedup counters."""
+the watermark and the dedup counters; stopped with SIGTERM, the run drains and its outputs and
+summary are the file run's."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
 from ais_pipeline.rules.outputs import read_jsonl
 from ais_pipeline.rules.plain import read_lines, run_plain
 from ais_pipeline.tools.ports import unused_port as free_port
-from tests.flink.test_job import ROOT, final
+from tests.flink.test_job import ROOT, SAMPLE_SUMMARY, assert_same_outputs, final, run_oracle
 
 pytestmark = pytest.mark.flink
 # The sample's receivers' watermark ends at 02:14:43.999 (the newest report of the slowest current
@@ -66,14 +67,27 @@ def test_a_watched_directory_fires_windows_while_the_job_runs_and_the_web_ui_sho
         time.sleep(12)
         got = read_jsonl(out / "aggregates")
     finally:
-        proc.send_signal(signal.SIGTERM)  # the CLI cancels the job and exits
+        proc.send_signal(signal.SIGTERM)  # the CLI drains the job, writes the summary and exits
         try:
-            proc.wait(timeout=60)
+            proc.wait(timeout=120)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
     log.close()
-    assert proc.returncode == 130, (tmp_path / "job.log").read_text()[-3000:]
+    printed = (tmp_path / "job.log").read_text()
+    assert proc.returncode == 0, printed[-3000:]
+    # Stopped, the run still accounts for everything it read: drained (every window fired, every
+    # sink committed, as at the end of a file), its outputs and summary are the file run's.
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped"] == "drained"
+    assert {k: summary[k] for k in SAMPLE_SUMMARY} == SAMPLE_SUMMARY
+    assert "lines accounted for 10000 of 10000" in printed
+    assert "ais-pipeline: stopped; the summary is of what was read until then" in printed
+    oracle_dir = tmp_path / "oracle"
+    run_oracle(SAMPLE_INPUT, oracle_dir)
+    assert_same_outputs(out, oracle_dir)
+    for noise in ("Using Any for unsupported type", "bigquery_storage_v1", "PYFLINK_CYTHON_ENABLED"):
+        assert noise not in printed
     job_final = {k: v for k, v in final(got).items() if k[0] == "tumbling" and k[2] in wanted}
     assert job_final, "no tumbling window fired while the job ran"
     oracle = run_plain(PipelineConfig(), list(read_lines(SAMPLE_INPUT)))

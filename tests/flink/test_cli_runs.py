@@ -1,0 +1,71 @@
+"""What a user sees of `ais-pipeline run`: an empty input ends in an empty but valid summary, a run
+without --output prints a sample of each output (every record behind --print-all), and the
+libraries' start-up chatter stays out of the terminal."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.flink.test_job import ROOT
+
+pytestmark = pytest.mark.flink
+
+NOISE = ("Using Any for unsupported type", "bigquery_storage_v1", "PYFLINK_CYTHON_ENABLED")
+
+
+def cli_run(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "ais_pipeline.cli", "run", "--web-ui-port", "0", *args]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("kind", ["file", "directory"])
+def test_an_empty_input_ends_with_an_empty_valid_summary_in_a_new_output_folder(kind: str, tmp_path: Path):
+    empty = tmp_path / "empty"
+    if kind == "file":
+        empty.write_text("")
+    else:
+        empty.mkdir()
+    out = tmp_path / "not" / "there" / "yet"
+    proc = cli_run("--input", str(empty), "--output", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["lines"], summary["accounted_lines"], summary["positions_kept"]) == (0, 0, 0)
+    assert summary["dead_letter"] == {} and summary["per_minute"] == {}
+    assert "lines read          0" in proc.stdout
+    assert "lines accounted for 0 of 0" in proc.stdout
+    report = subprocess.run(
+        [sys.executable, "-m", "ais_pipeline.cli", "report", str(out)], cwd=ROOT, capture_output=True, text=True
+    )
+    # Nothing to draw: one line that says so, not a stack trace.
+    assert (report.returncode, report.stderr) == (
+        2,
+        f"ais-pipeline: error: report: {out / 'aggregates'} has no tumbling aggregates\n",
+    )
+
+
+def test_a_run_without_output_prints_a_sample_of_each_output_and_every_record_on_request(fixtures: Path):
+    capture = fixtures / "risky__nmea-timestamped.txt"  # 88 positions kept
+    proc = cli_run("--input", str(capture))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    records = [line for line in proc.stdout.splitlines() if "> " in line and line.split("> ")[0].isidentifier()]
+    by_output: dict[str, list[str]] = {}
+    for line in records:
+        name, _, record = line.partition("> ")
+        by_output.setdefault(name, []).append(record)
+    assert max(len(v) for v in by_output.values()) <= 4  # three records and "... N more"
+    assert any(v[-1].startswith("... ") and v[-1].endswith(" more") for v in by_output.values())
+    assert "(--output DIR writes every record; --print-all prints them)" in proc.stdout
+    for noise in NOISE:
+        assert noise not in proc.stderr + proc.stdout
+
+    everything = cli_run("--input", str(capture), "--print-all")
+    assert everything.returncode == 0, everything.stderr[-3000:]
+    kept = int(next(line.split()[-1] for line in everything.stdout.splitlines() if line.startswith("positions kept")))
+    printed = [line for line in everything.stdout.splitlines() if line.startswith("positions> {")]
+    assert kept == 88 and len(printed) == kept
+    assert all("mmsi" in json.loads(line.partition("> ")[2]) for line in printed)

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ if str(_ROOT) not in sys.path:
 from ais_pipeline.config import ConfigError, PipelineConfig, parse_config, submitted_by_flink_cli  # noqa: E402
 
 if TYPE_CHECKING:
+    from ais_pipeline.flink.progress import ProgressLine
     from ais_pipeline.flink.topology import Streams
 
 log = logging.getLogger("ais_pipeline")
@@ -72,7 +74,9 @@ class Stopped(Exception):
         self.drained = drained
 
 
-def execute_until_done_or_interrupted(env, name: str = "ais-pipeline", drain_to: Path | None = None) -> None:  # type: ignore[no-untyped-def]
+def execute_until_done_or_interrupted(  # type: ignore[no-untyped-def]
+    env, name: str = "ais-pipeline", drain_to: Path | None = None, progress: Progress | None = None
+) -> None:
     """Run the job until it ends. Ctrl-C (or SIGTERM) stops it: with ``drain_to``, by a final
     savepoint there that first drains event time (every window fires, every sink commits, as at
     the end of a file), then raises :class:`Stopped`; without it, or on a second Ctrl-C, the job
@@ -87,8 +91,11 @@ def execute_until_done_or_interrupted(env, name: str = "ais-pipeline", drain_to:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     job = env.execute_async(name)
     done = job.get_job_execution_result()
+    line = progress.start(str(job.get_job_id())) if progress is not None else None
     try:
         while not done.done():
+            if line is not None:
+                line.update()
             time.sleep(0.2)
     except KeyboardInterrupt:
         drained = False
@@ -109,7 +116,24 @@ def execute_until_done_or_interrupted(env, name: str = "ais-pipeline", drain_to:
             while not cancelled.done() and time.monotonic() < deadline:
                 time.sleep(0.2)
         raise Stopped(drained) from None
+    finally:
+        if line is not None:
+            line.close()
     done.result()  # raises when the job failed
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a local run's progress line reads from: its REST API, and the lines of its input
+    when they are known (a file run that does not follow its directory)."""
+
+    port: int
+    total_lines: int | None = None
+
+    def start(self, job_id: str) -> ProgressLine:
+        from ais_pipeline.flink.progress import ProgressLine
+
+        return ProgressLine(f"http://127.0.0.1:{self.port}", job_id, self.total_lines)
 
 
 def count_input_lines(path: Path) -> int:
@@ -140,15 +164,19 @@ def run(config: PipelineConfig) -> dict[str, object]:
             elif target.exists():
                 target.unlink()
         attach_sinks(streams, output_dir, scratch / "tally", print_too=config.output_dir is None and config.print_all)
+        total = None if config.follow else count_input_lines(config.input_path)
         started = time.monotonic()
         stopped: Stopped | None = None
         try:
-            execute_until_done_or_interrupted(env, drain_to=scratch / "savepoint")
+            progress = Progress(config.web_ui_port, total)
+            execute_until_done_or_interrupted(env, drain_to=scratch / "savepoint", progress=progress)
         except Stopped as exc:
             stopped = exc
         elapsed = time.monotonic() - started
         summary = outputs.summarize(
-            outputs.read_tallies(scratch / "tally"), count_input_lines(config.input_path), output_dir
+            outputs.read_tallies(scratch / "tally"),
+            total if total is not None else count_input_lines(config.input_path),
+            output_dir,
         )
         summary["seconds"] = round(elapsed, 3)
         if stopped is not None:
@@ -213,7 +241,7 @@ def run_kafka(config: PipelineConfig) -> str:
         job_id = str(job.get_job_id())
         print(f"submitted job {job_id}")
         return job_id
-    execute_until_done_or_interrupted(env, f"ais-pipeline {config.topic}")
+    execute_until_done_or_interrupted(env, f"ais-pipeline {config.topic}", progress=Progress(config.web_ui_port))
     return ""
 
 

@@ -69,3 +69,47 @@ def test_a_run_without_output_prints_a_sample_of_each_output_and_every_record_on
     printed = [line for line in everything.stdout.splitlines() if line.startswith("positions> {")]
     assert kept == 88 and len(printed) == kept
     assert all("mmsi" in json.loads(line.partition("> ")[2]) for line in printed)
+
+
+def run_on_a_terminal(cmd: list[str], timeout_s: float = 120) -> tuple[int, str]:
+    """Run ``cmd`` on a pseudo-terminal of 120 x 30 and return its exit status and all it wrote."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the command on the terminal
+        os.chdir(ROOT)
+        os.execv(cmd[0], cmd)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+    out = b""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+def test_on_a_terminal_a_run_shows_one_refreshing_progress_line(tmp_path: Path):
+    from ais_pipeline.config import SAMPLE_INPUT
+
+    cmd = [sys.executable, "-m", "ais_pipeline.cli", "run", "--input", str(SAMPLE_INPUT)]
+    code, text = run_on_a_terminal([*cmd, "--output", str(tmp_path / "out"), "--web-ui-port", "0"])
+    assert code == 0, text[-3000:]
+    frames = [f for f in text.split("\r") if "/10000 [" in f]  # tqdm redraws the line after a \r
+    assert frames, text[-3000:]
+    # The first frame is drawn before any figure is read; the later ones carry them.
+    assert all("lines/s" in f and "watermark" in f and " kept " in f for f in frames[1:]) and len(frames) > 1
+    assert "lines accounted for 10000 of 10000" in text

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -88,6 +89,12 @@ def test_a_watched_directory_fires_windows_while_the_job_runs_and_the_web_ui_sho
     assert_same_outputs(out, oracle_dir)
     for noise in ("Using Any for unsupported type", "bigquery_storage_v1", "PYFLINK_CYTHON_ENABLED"):
         assert noise not in printed
+    # Not a terminal: a progress log line every 10 s (lines so far, rate, watermark, counts).
+    assert re.search(
+        r"^progress: [\d,]+ lines, [\d,]+ lines/s, watermark \S+, kept [\d,]+ dup [\d,]+ late \d+$",
+        printed,
+        re.MULTILINE,
+    ), printed[-2000:]
     job_final = {k: v for k, v in final(got).items() if k[0] == "tumbling" and k[2] in wanted}
     assert job_final, "no tumbling window fired while the job ran"
     oracle = run_plain(PipelineConfig(), list(read_lines(SAMPLE_INPUT)))

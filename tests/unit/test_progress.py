@@ -1,0 +1,26 @@
+"""The progress line's text, from the figures the REST API gives (no JVM here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ais_pipeline.flink.progress import END_OF_INPUT, Snapshot, describe
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_file_run_shows_lines_of_the_total_rate_watermark_and_counts():
+    snap = Snapshot(lines=12345, kept=7000, duplicates=881, late=3, watermark_ms=1668046439999)
+    assert describe(snap, 4321.6, 100000) == (
+        "12,345 of 100,000 lines, 4,322 lines/s, watermark 2022-11-10T02:13:59.999Z, kept 7,000 dup 881 late 3"
+    )
+
+
+def test_before_the_first_watermark_and_after_the_end_of_input():
+    assert "watermark -," in describe(Snapshot(), 0.0, None)
+    assert "watermark end of input," in describe(Snapshot(watermark_ms=END_OF_INPUT), 0.0, None)
+
+
+def test_a_kafka_run_shows_the_consumer_lag_and_no_total():
+    text = describe(Snapshot(lines=50, lag=1200), 10.0, None)
+    assert text.startswith("50 lines, 10 lines/s") and text.endswith("lag 1,200")

@@ -163,6 +163,7 @@ class PipelineConfig:
     bind_address: str = _default("bind_address")
     follow: bool = False
     print_all: bool = False
+    no_wait: bool = False
     checkpoint_interval_s: int | None = _default("checkpoint_interval_s")
     source: str = _default("source")
     bootstrap_servers: str = _default("bootstrap_servers")
@@ -314,6 +315,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="without --output: print every record the job emits, not a sample of each output [PRINT_ALL]",
     )
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        default=None,
+        help="on a terminal, end when a file run ends instead of keeping its web UI up until Enter [NO_WAIT]",
+    )
     parser.add_argument("--test-fail-once", dest="test_fail_once", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--bounded",
@@ -350,6 +357,8 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         values["follow"] = True
     if getattr(args, "print_all", None) or env.get("PRINT_ALL", "").lower() in ("1", "true", "yes"):
         values["print_all"] = True
+    if getattr(args, "no_wait", None) or env.get("NO_WAIT", "").lower() in ("1", "true", "yes"):
+        values["no_wait"] = True
     if getattr(args, "test_fail_once", None):
         values["test_fail_once"] = args.test_fail_once
     if getattr(args, "bounded", None) or env.get("KAFKA_BOUNDED", "").lower() in ("1", "true", "yes"):

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from pyflink.common import Configuration
 from pyflink.datastream import DataStream, StreamExecutionEnvironment
 
 from ais_pipeline.config import PROJECT_ROOT, PipelineConfig, submitted_by_flink_cli
+
+if TYPE_CHECKING:
+    from ais_pipeline.flink.jvm import LocalCluster
 
 CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
 PROMETHEUS_HOST = "metrics.reporter.prom.host"
@@ -78,9 +82,11 @@ def reporters_on_gateway_classpath() -> None:
     os.environ["HADOOP_CLASSPATH"] = os.pathsep.join(dict.fromkeys([*current, *jars]))
 
 
-def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:
+def local_environment(config: PipelineConfig, cluster: list[LocalCluster] | None = None) -> StreamExecutionEnvironment:
     """A StreamExecutionEnvironment on a local mini-cluster configured from flink-conf/ (or, under
-    ``flink run``, on that cluster)."""
+    ``flink run``, on that cluster). With ``cluster`` (a list to put it in), the mini-cluster is
+    one of this process's own that outlives the job (:class:`ais_pipeline.flink.jvm.LocalCluster`:
+    its web UI still shows the finished job); the caller closes it."""
     # Thread mode embeds the interpreter in the JVM; it finds the venv's packages (pemja, pyflink)
     # and this project only through PYTHONPATH, which the JVM inherits from this process.
     site = [p for p in sys.path if p.endswith("site-packages")]
@@ -93,8 +99,17 @@ def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:
         # makes several), for Python workers in process mode. Thread mode embeds them in the JVM;
         # "process" tells PyFlink that the JVM starts any such workers itself, as on a cluster.
         os.environ["_python_worker_execution_mode"] = "process"
+    settings = flink_settings(config)
+    if cluster is not None and not submitted_by_flink_cli():
+        from ais_pipeline.flink.jvm import LocalCluster
+
+        started = LocalCluster(settings)
+        cluster.append(started)
+        env = started.environment(settings)
+        env.set_parallelism(config.parallelism)
+        return env
     conf = Configuration()
-    for key, value in flink_settings(config).items():
+    for key, value in settings.items():
         conf.set_string(key, value)
     env = StreamExecutionEnvironment.get_execution_environment(conf)
     env.set_parallelism(config.parallelism)

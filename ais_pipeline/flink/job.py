@@ -30,6 +30,7 @@ if str(_ROOT) not in sys.path:
 from ais_pipeline.config import ConfigError, PipelineConfig, parse_config, submitted_by_flink_cli  # noqa: E402
 
 if TYPE_CHECKING:
+    from ais_pipeline.flink.jvm import LocalCluster
     from ais_pipeline.flink.progress import ProgressLine
     from ais_pipeline.flink.topology import Streams
 
@@ -143,15 +144,24 @@ def count_input_lines(path: Path) -> int:
     return sum(1 for _ in read_lines(path))
 
 
-def run(config: PipelineConfig) -> dict[str, object]:
-    """Run the job on a file or directory in a local mini-cluster; returns the run summary."""
+def keeps_web_ui(config: PipelineConfig) -> bool:
+    """A file run on a terminal keeps its web UI up once the job has ended, until the user is done
+    with it (not with --no-wait or --follow, and not when stdin or stdout is not a terminal)."""
+    return (
+        not config.no_wait and not config.follow and sys.stdin.isatty() and sys.stdout.isatty()
+    ) and not submitted_by_flink_cli()
+
+
+def run(config: PipelineConfig, cluster: list[LocalCluster] | None = None) -> dict[str, object]:
+    """Run the job on a file or directory in a local mini-cluster; returns the run summary. With
+    ``cluster``, the mini-cluster outlives the job and is put there for the caller to close."""
     import json
 
     from ais_pipeline.flink.environment import file_source, local_environment
     from ais_pipeline.flink.topology import build_pipeline
     from ais_pipeline.rules import outputs
 
-    env = local_environment(config)
+    env = local_environment(config, cluster)
     lines = file_source(env, config)
     streams = build_pipeline(env, lines, config)
     scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
@@ -269,6 +279,20 @@ def open_warning(config: PipelineConfig) -> str:
     )
 
 
+WAITING = "The web UI still shows the finished job at http://localhost:{port}: press Enter (or Ctrl-C) to end."
+
+
+def wait_for_user(cluster: LocalCluster, port: int) -> None:
+    """Keep the mini-cluster and its web UI up until the user presses Enter or Ctrl-C."""
+    print(WAITING.format(port=port), flush=True)
+    try:
+        sys.stdin.readline()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from ais_pipeline.rules import outputs
 
@@ -296,14 +320,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         return 0
     log.info("input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed")
+    kept: list[LocalCluster] = []
     try:
-        summary = run(config)
+        summary = run(config, kept if keeps_web_ui(config) else None)
     except KeyboardInterrupt:
         print("ais-pipeline: stopped (the job was cancelled before it drained: no summary)", file=sys.stderr)
         return 130
     print(outputs.format_summary(summary))
     if config.output_dir is not None:
         print(f"outputs in {config.output_dir}")
+    if kept and "stopped" not in summary:
+        wait_for_user(kept[0], config.web_ui_port)
     if "stopped" in summary:
         # --follow runs end this way; a file run stopped before its end has read part of its input.
         print("ais-pipeline: stopped; the summary is of what was read until then", file=sys.stderr)

@@ -270,6 +270,43 @@ def stop_draining(job_client: Any, directory: str) -> Any:
     return CompletableFuture(job_client._j_job_client.stopWithSavepoint(True, directory, canonical), str)
 
 
+class LocalCluster:
+    """Flink's ``MiniCluster`` started by this process, outliving the jobs run on it: the jobs go
+    to it through its REST API (``execution.target: remote``), so that its web UI still shows a
+    finished job. (PyFlink's local executor starts a mini-cluster per job and shuts it down, web
+    UI and all, when the job ends.)"""
+
+    def __init__(self, settings: Mapping[str, str]) -> None:
+        jvm = _jvm()
+        conf = jvm.org.apache.flink.configuration.Configuration()
+        for key, value in settings.items():
+            conf.setString(key, value)
+        slots = int(settings.get("taskmanager.numberOfTaskSlots", "1"))
+        builder = jvm.org.apache.flink.runtime.minicluster.MiniClusterConfiguration.Builder()
+        built = builder.setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build()
+        self._cluster = jvm.org.apache.flink.runtime.minicluster.MiniCluster(built)
+        self._cluster.start()
+
+    @property
+    def rest_port(self) -> int:
+        return int(self._cluster.getRestAddress().get().getPort())
+
+    def environment(self, settings: Mapping[str, str]) -> StreamExecutionEnvironment:
+        """An execution environment whose jobs go to this cluster (a remote environment: a local
+        one would start a mini-cluster of its own)."""
+        jvm = _jvm()
+        conf = jvm.org.apache.flink.configuration.Configuration()
+        for key, value in settings.items():
+            conf.setString(key, value)
+        j_env = jvm.org.apache.flink.streaming.api.environment.StreamExecutionEnvironment.createRemoteEnvironment(
+            "127.0.0.1", self.rest_port, conf, _string_array([])
+        )
+        return StreamExecutionEnvironment(j_env)
+
+    def close(self) -> None:
+        self._cluster.close()
+
+
 # -- Flink's own classes that PyFlink does not wrap --------------------------------------------
 
 

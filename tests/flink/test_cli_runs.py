@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -71,8 +73,11 @@ def test_a_run_without_output_prints_a_sample_of_each_output_and_every_record_on
     assert all("mmsi" in json.loads(line.partition("> ")[2]) for line in printed)
 
 
-def run_on_a_terminal(cmd: list[str], timeout_s: float = 120) -> tuple[int, str]:
-    """Run ``cmd`` on a pseudo-terminal of 120 x 30 and return its exit status and all it wrote."""
+def run_on_a_terminal(
+    cmd: list[str], timeout_s: float = 120, prompt: str = "", answer: Callable[[str], str] | None = None
+) -> tuple[int, str]:
+    """Run ``cmd`` on a pseudo-terminal of 120 x 30 and return its exit status and all it wrote;
+    once it has written ``prompt``, type what ``answer`` returns (given the output so far)."""
     import fcntl
     import os
     import pty
@@ -98,6 +103,9 @@ def run_on_a_terminal(cmd: list[str], timeout_s: float = 120) -> tuple[int, str]
             if not chunk:
                 break
             out += chunk
+            if answer is not None and prompt and prompt in out.decode(errors="replace"):
+                os.write(fd, answer(out.decode(errors="replace")).encode())
+                answer = None
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
 
@@ -113,3 +121,37 @@ def test_on_a_terminal_a_run_shows_one_refreshing_progress_line(tmp_path: Path):
     # The first frame is drawn before any figure is read; the later ones carry them.
     assert all("lines/s" in f and "watermark" in f and " kept " in f for f in frames[1:]) and len(frames) > 1
     assert "lines accounted for 10000 of 10000" in text
+
+
+def test_on_a_terminal_the_web_ui_shows_the_finished_job_until_enter(tmp_path: Path):
+    from ais_pipeline.config import SAMPLE_INPUT
+    from ais_pipeline.tools.ports import unused_port
+
+    port = unused_port()
+    seen: dict[str, object] = {}
+
+    def look_then_press_enter(_: str) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/jobs/overview", timeout=10) as resp:
+            (job,) = json.load(resp)["jobs"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/jobs/{job['jid']}", timeout=10) as resp:
+            seen["job"] = json.load(resp)
+        return "\n"
+
+    cmd = [sys.executable, "-m", "ais_pipeline.cli", "run", "--input", str(SAMPLE_INPUT), "--web-ui-port", str(port)]
+    prompt = f"The web UI still shows the finished job at http://localhost:{port}: press Enter (or Ctrl-C) to end."
+    code, text = run_on_a_terminal(
+        [*cmd, "--output", str(tmp_path / "out")], prompt=prompt, answer=look_then_press_enter
+    )
+    assert code == 0, text[-3000:]
+    job = seen["job"]
+    assert isinstance(job, dict) and job["state"] == "FINISHED"
+    names = [v["name"] for v in job["vertices"]]
+    assert any("dedup by MMSI" in n for n in names) and any("cell windows" in n for n in names)
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["positions_kept"] == 7294
+    # Enter ended it: the web UI is gone.
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/jobs/overview", timeout=5)
+
+    # --no-wait ends at once, on a terminal too.
+    code, text = run_on_a_terminal([*cmd, "--output", str(tmp_path / "again"), "--no-wait"])
+    assert code == 0 and "press Enter" not in text, text[-3000:]

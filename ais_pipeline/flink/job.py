@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 # Run as a script (flink run -py ais_pipeline/flink/job.py) the project root is not on sys.path.
 _ROOT = Path(__file__).resolve().parents[2]
@@ -279,11 +279,29 @@ def open_warning(config: PipelineConfig) -> str:
     )
 
 
+TERMINAL = {"FINISHED", "FAILED", "CANCELED"}
 WAITING = "The web UI still shows the finished job at http://localhost:{port}: press Enter (or Ctrl-C) to end."
 
 
 def wait_for_user(cluster: LocalCluster, port: int) -> None:
     """Keep the mini-cluster and its web UI up until the user presses Enter or Ctrl-C."""
+    import json
+    import urllib.request
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+            return json.load(resp)
+
+    # The REST API caches a job's page for a few seconds: say it once the web UI shows the end.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            jobs = get("/jobs/overview")["jobs"]
+            if jobs and all(get(f"/jobs/{j['jid']}")["state"] in TERMINAL for j in jobs):
+                break
+        except OSError:
+            break
+        time.sleep(0.5)
     print(WAITING.format(port=port), flush=True)
     try:
         sys.stdin.readline()

@@ -2,13 +2,17 @@
 vessels|reports]`` reads the outputs of a file run (``--output DIR``) and writes ``DIR/report/``:
 
 - ``density.png``: the final aggregates of one window per geohash cell, each cell drawn as its
-  geohash box on longitude/latitude axes and coloured by vessels (or reports), with a colour bar;
-  the window is the busiest one (most reports) unless ``--start`` names its start;
-- ``duplicates.png``: per minute of event time, position reports kept against those dropped as
-  exact duplicates, near duplicates and late, and the duplicate ratio;
+  geohash box on longitude/latitude axes over land and sea (the GLOBE land mask of the
+  ``global-land-mask`` package), coloured by vessels (or reports) on a log scale when the counts
+  span a factor of 10 or more; cells too small to see at the map's span are merged into coarser
+  geohash cells, which the title says; the window is the busiest one (most reports) unless
+  ``--start`` names its start;
+- ``duplicates.png``: per minute of event time (one bar from each minute's start, ticks on minute
+  boundaries), position reports kept against those dropped as exact duplicates, near duplicates
+  and late for dedup, the reports kept but late for the tumbling window, and the duplicate ratio;
 - ``index.html``: both pictures and the run summary as a table.
 
-No map tiles: everything is drawn from the outputs, offline.
+No map tiles: everything is drawn from the outputs and packaged data, offline.
 """
 
 from __future__ import annotations
@@ -57,56 +61,126 @@ def busiest(windows: dict[str, list[dict[str, Any]]]) -> str:
     return max(sorted(windows), key=lambda start: sum(a["reports"] for a in windows[start]))
 
 
-def cell_boxes(aggregates: list[dict[str, Any]]) -> list[CellBox]:
+def cell_boxes(aggregates: list[dict[str, Any]], precision: int | None = None) -> list[CellBox]:
+    """Each aggregate's geohash cell as a box; with ``precision`` coarser than the cells', the
+    cells merged into their parent cells at that precision (reports and vessels summed: a vessel
+    seen in two of the finer cells counts twice)."""
     import pygeohash
 
-    boxes = []
+    merged: dict[str, list[int]] = {}
     for agg in aggregates:
-        lat, lon, lat_err, lon_err = pygeohash.decode_exactly(agg["cell"])
-        boxes.append(
-            CellBox(
-                agg["cell"], lat - lat_err, lat + lat_err, lon - lon_err, lon + lon_err, agg["vessels"], agg["reports"]
-            )
-        )
+        cell = agg["cell"][:precision] if precision else agg["cell"]
+        totals = merged.setdefault(cell, [0, 0])
+        totals[0] += agg["vessels"]
+        totals[1] += agg["reports"]
+    boxes = []
+    for cell, (vessels, reports) in sorted(merged.items()):
+        lat, lon, lat_err, lon_err = pygeohash.decode_exactly(cell)
+        boxes.append(CellBox(cell, lat - lat_err, lat + lat_err, lon - lon_err, lon + lon_err, vessels, reports))
     return boxes
 
 
-def draw_density(boxes: list[CellBox], title: str, color_by: str, png: Path) -> None:
+# Longitude width of a geohash cell per precision (degrees).
+CELL_WIDTH = {p: 360 / 2 ** ((5 * p + 1) // 2) for p in range(1, 13)}
+
+
+def picture_precision(aggregates: list[dict[str, Any]], width_px: int = 800) -> int:
+    """The geohash precision at which the cells of the map are drawn: the data's own, unless its
+    cells would be smaller than about 2 pixels across the map's span of longitude; then the finest
+    precision whose cells are at least that wide."""
+    import pygeohash
+
+    data = max(len(a["cell"]) for a in aggregates)
+    lons = [pygeohash.decode_exactly(a["cell"])[1] for a in aggregates]
+    span = max(max(lons) - min(lons), CELL_WIDTH[data])
+    for precision in range(data, 0, -1):
+        if CELL_WIDTH[precision] >= 2 * span / width_px:
+            return precision
+    return 1
+
+
+def colour_scale(values: list[int]) -> tuple[str, float, float]:
+    """("log" or "linear", low, high) for a colour bar over these counts: logarithmic when the
+    largest is at least 10 times the smallest (most cells hold one vessel, a few many)."""
+    low, high = min(values), max(values)
+    if high >= 10 * max(low, 1):
+        return "log", max(low, 1), high
+    return "linear", low, max(high, low + 1)
+
+
+def land_mask(lon_lo: float, lon_hi: float, lat_lo: float, lat_hi: float, nx: int = 1000, ny: int = 600) -> Any:
+    """Land (True) on a grid over the map's extent, from the GLOBE 1 km land mask that the
+    ``global-land-mask`` package ships: coastlines offline, no tiles."""
+    import numpy as np
+    from global_land_mask import globe
+
+    lons = np.linspace(lon_lo, lon_hi, nx)
+    lats = np.linspace(lat_lo, lat_hi, ny)
+    grid_lon, grid_lat = np.meshgrid(lons, lats)
+    return lons, lats, globe.is_land(grid_lat, grid_lon)
+
+
+def draw_density(boxes: list[CellBox], title: str, color_by: str, png: Path) -> Any:
+    """The map; returns its axes' colour bar (for tests of the scale)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
     from matplotlib.collections import PatchCollection
+    from matplotlib.colors import LogNorm, Normalize
     from matplotlib.patches import Rectangle
 
     fig, ax = plt.subplots(figsize=DENSITY_SIZE, dpi=DPI)
     values = [getattr(b, color_by) for b in boxes]
-    patches = [Rectangle((b.lon_min, b.lat_min), b.lon_max - b.lon_min, b.lat_max - b.lat_min) for b in boxes]
-    # Cells of precision 6 are about 1 km: an edge of the cell's own colour keeps each one
-    # visible when the map spans oceans.
-    collection = PatchCollection(patches, cmap="viridis", linewidths=2.5)
-    collection.set_array(values)
-    import numpy as np
-
-    collection.set_edgecolor(collection.to_rgba(np.asarray(values)))  # type: ignore[arg-type]
-    collection.set_clim(min(values), max(max(values), min(values) + 1))
-    ax.add_collection(collection)
     lon_lo, lon_hi = min(b.lon_min for b in boxes), max(b.lon_max for b in boxes)
     lat_lo, lat_hi = min(b.lat_min for b in boxes), max(b.lat_max for b in boxes)
     pad_lon, pad_lat = max((lon_hi - lon_lo) * 0.05, 0.05), max((lat_hi - lat_lo) * 0.05, 0.05)
-    ax.set_xlim(max(lon_lo - pad_lon, -180), min(lon_hi + pad_lon, 180))
-    ax.set_ylim(max(lat_lo - pad_lat, -90), min(lat_hi + pad_lat, 90))
+    x0, x1 = max(lon_lo - pad_lon, -180), min(lon_hi + pad_lon, 180)
+    y0, y1 = max(lat_lo - pad_lat, -90), min(lat_hi + pad_lat, 90)
+    lons, lats, land = land_mask(x0, x1, y0, y1)
+    ax.set_facecolor("#dce9f5")  # sea
+    ax.contourf(lons, lats, land.astype(float), levels=[0.5, 1.5], colors=["#d9d4c7"])  # land
+    ax.contour(lons, lats, land.astype(float), levels=[0.5], colors=["#8c8672"], linewidths=0.4)
+    patches = [Rectangle((b.lon_min, b.lat_min), b.lon_max - b.lon_min, b.lat_max - b.lat_min) for b in boxes]
+    scale, low, high = colour_scale(values)
+    norm = LogNorm(low, high) if scale == "log" else Normalize(low, high)
+    collection = PatchCollection(patches, cmap="viridis", norm=norm, linewidths=0.8)
+    collection.set_array(np.asarray(values, dtype=float))
+    collection.set_edgecolor(collection.to_rgba(np.asarray(values, dtype=float)))  # type: ignore[arg-type]
+    ax.add_collection(collection)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
     ax.set_xlabel("longitude")
     ax.set_ylabel("latitude")
-    ax.grid(True, color="0.85", lw=0.5)
+    ax.grid(True, color="white", lw=0.5)
     ax.set_title(title, fontsize=10)
-    fig.colorbar(collection, ax=ax, label=f"{color_by} per cell")
+    bar = fig.colorbar(collection, ax=ax, label=f"{color_by} per cell" + (" (log scale)" if scale == "log" else ""))
+    if scale == "log":  # 1, 2, 5, 10, 20, 50, ... written out
+        from matplotlib.ticker import FixedLocator, NullLocator
+
+        ticks = [t * 10**e for e in range(0, 7) for t in (1, 2, 5) if low <= t * 10**e <= high]
+        bar.ax.yaxis.set_major_locator(FixedLocator(ticks))
+        bar.ax.yaxis.set_minor_locator(NullLocator())
+        bar.ax.set_yticklabels([f"{t:,}" for t in ticks])
     fig.tight_layout()
     fig.savefig(png)
     plt.close(fig)
+    return bar
 
 
-def draw_duplicates(per_minute: dict[str, dict[str, int]], png: Path) -> None:
+def minute_step(minutes: int) -> int:
+    """Minutes between labelled ticks: every minute for up to 15, then 2, 5, 10, 15, 30, 60, ..."""
+    for step in (1, 2, 5, 10, 15, 30, 60, 120, 360, 720, 1440):
+        if minutes / step <= 15:
+            return step
+    return 1440 * (minutes // (1440 * 15) + 1)
+
+
+def draw_duplicates(per_minute: dict[str, dict[str, int]], late_for_window: dict[str, int], png: Path) -> Any:
+    """Per minute of event time, one bar from the minute's start: kept, exact and near duplicates,
+    reports late for dedup, stacked; the reports kept but late for the tumbling window as points;
+    the duplicate ratio as a line. Ticks on minute boundaries. Returns the axes (for tests)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -115,37 +189,71 @@ def draw_duplicates(per_minute: dict[str, dict[str, int]], png: Path) -> None:
     import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
-    minutes = [float(mdates.date2num(datetime.fromisoformat(m.replace("Z", "+00:00")))) for m in per_minute]
+    def day_number(iso: str) -> float:
+        return float(mdates.date2num(datetime.fromisoformat(iso.replace("Z", "+00:00"))))
+
+    minutes = [day_number(m) for m in per_minute]
     kept = [v["positions_kept"] for v in per_minute.values()]
     exact = [v["duplicates_exact"] for v in per_minute.values()]
     near = [v["duplicates_near"] for v in per_minute.values()]
     late = [v["late"] for v in per_minute.values()]
     fig, ax = plt.subplots(figsize=CHART_SIZE, dpi=DPI)
-    width = 0.8 / (24 * 60)  # most of a minute, in days
-    ax.bar(minutes, kept, width, label="kept", color="tab:green")
+    one_minute = 1 / (24 * 60)
+    ax.bar(minutes, kept, 0.85 * one_minute, align="edge", label="kept", color="tab:green")
     bottom = kept
     for values, label, color in (
         (exact, "exact duplicates", "tab:red"),
         (near, "near duplicates", "tab:orange"),
-        (late, "late", "tab:purple"),
+        (late, "late for dedup (dropped)", "tab:purple"),
     ):
-        ax.bar(minutes, values, width, bottom=bottom, label=label, color=color)
-        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        if any(values):  # a series with no report stays out of the legend too
+            ax.bar(minutes, values, 0.85 * one_minute, bottom=bottom, align="edge", label=label, color=color)
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    if any(late_for_window.values()):
+        xs = [day_number(m) + 0.425 * one_minute for m in late_for_window]
+        ax.plot(xs, list(late_for_window.values()), "v", color="tab:blue", ms=6,
+                label="kept, late for the tumbling window")  # fmt: skip
     ax.set_ylabel("position reports per minute")
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M"))
+    if minutes:
+        step = minute_step(round((max(minutes) - min(minutes)) / one_minute) + 1)
+        if step < 60:
+            ax.xaxis.set_major_locator(mdates.MinuteLocator(byminute=range(0, 60, step)))
+        else:
+            ax.xaxis.set_major_locator(mdates.HourLocator(byhour=range(0, 24, max(step // 60, 1))))
+        ax.xaxis.set_minor_locator(mdates.MinuteLocator())
+        ax.set_xlim(min(minutes), max(minutes) + one_minute)
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
     ax2 = ax.twinx()
     ratio = [(e + n) / (k + e + n) if k + e + n else 0 for k, e, n in zip(kept, exact, near, strict=True)]
-    ax2.plot(minutes, ratio, color="black", marker=".", lw=1, label="duplicate ratio")
+    ax2.plot([m + 0.425 * one_minute for m in minutes], ratio, color="black", marker=".", lw=1, label="duplicate ratio")
     ax2.set_ylim(0, 1)
     ax2.set_ylabel("duplicate ratio")
-    handles = ax.get_legend_handles_labels()
-    handles2 = ax2.get_legend_handles_labels()
-    ax.legend(handles[0] + handles2[0], handles[1] + handles2[1], loc="upper left", fontsize="small")
-    ax.set_title("Reports kept and dropped per minute of event time (UTC)")
-    fig.autofmt_xdate()
+    handles, labels = ax.get_legend_handles_labels()
+    handles2, labels2 = ax2.get_legend_handles_labels()
+    order = ["kept", "exact duplicates", "near duplicates", "late for dedup (dropped)"]
+    pairs = sorted(zip(handles + handles2, labels + labels2, strict=True), key=lambda p: _rank(order, p[1]))
+    ax.legend([h for h, _ in pairs], [label for _, label in pairs], loc="upper left", fontsize="small")
+    first = next(iter(per_minute), "")[:10]
+    ax.set_title(f"Reports kept and dropped per minute of event time, {first} (UTC); each bar from its minute")
     fig.tight_layout()
     fig.savefig(png)
     plt.close(fig)
+    return ax
+
+
+def _rank(order: list[str], label: str) -> int:
+    return order.index(label) if label in order else len(order)
+
+
+def late_per_minute(late: list[dict[str, Any]], window: str = "tumbling") -> dict[str, int]:
+    """Records of the late output for one window kind, per minute of their event time."""
+    counts: dict[str, int] = {}
+    for record in late:
+        if record.get("window") == window:
+            ts = outputs.parse_iso_ms(str(record["timestamp"]))
+            minute = outputs.iso_ms(ts - ts % 60_000)
+            counts[minute] = counts.get(minute, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def summary_table(summary: dict[str, Any]) -> str:
@@ -196,10 +304,15 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
     end = aggs[0]["window_end"]
     reports = sum(a["reports"] for a in aggs)
     title = f"{window} window {chosen} to {end}: {len(aggs)} cells, {reports} reports"
+    data_precision, precision = max(len(a["cell"]) for a in aggs), picture_precision(aggs)
+    map_title = title
+    if precision < data_precision:
+        map_title += f"\ndrawn as geohash cells of precision {precision} (the data's {data_precision}, summed)"
     report = run_dir / "report"
     report.mkdir(exist_ok=True)
-    draw_density(cell_boxes(aggs), title, color_by, report / "density.png")
-    draw_duplicates(summary.get("per_minute") or {}, report / "duplicates.png")
+    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png")
+    late = late_per_minute(read_jsonl(run_dir / "late"))
+    draw_duplicates(summary.get("per_minute") or {}, late, report / "duplicates.png")
     write_index(report, summary, title)
     return report
 

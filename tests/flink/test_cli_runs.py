@@ -106,6 +106,8 @@ def run_on_a_terminal(
             if answer is not None and prompt and prompt in out.decode(errors="replace"):
                 os.write(fd, answer(out.decode(errors="replace")).encode())
                 answer = None
+    else:  # still running at the deadline: end it (the test then fails on its status)
+        os.killpg(pid, 9)  # the child leads its own session: its JVM goes too
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
 
@@ -114,7 +116,7 @@ def test_on_a_terminal_a_run_shows_one_refreshing_progress_line(tmp_path: Path):
     from ais_pipeline.config import SAMPLE_INPUT
 
     cmd = [sys.executable, "-m", "ais_pipeline.cli", "run", "--input", str(SAMPLE_INPUT)]
-    code, text = run_on_a_terminal([*cmd, "--output", str(tmp_path / "out"), "--web-ui-port", "0"])
+    code, text = run_on_a_terminal([*cmd, "--output", str(tmp_path / "out"), "--web-ui-port", "0", "--no-wait"])
     assert code == 0, text[-3000:]
     frames = [f for f in text.split("\r") if "/10000 [" in f]  # tqdm redraws the line after a \r
     assert frames, text[-3000:]

@@ -62,3 +62,67 @@ def test_a_window_that_does_not_exist_is_a_one_line_error(run_dir: Path, capsys)
     assert main([str(run_dir), "--start", "1999-01-01T00:00:00.000Z"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ais-pipeline: error: --start: no tumbling window starts at")
+
+
+def test_the_chart_labels_minutes_on_minute_boundaries_with_each_bar_from_its_minute(run_dir: Path, tmp_path: Path):
+    import matplotlib.dates as mdates
+
+    from ais_pipeline.tools.report import draw_duplicates, late_per_minute
+
+    summary = json.loads((run_dir / "summary.json").read_text())
+    late = late_per_minute(read_jsonl(run_dir / "late"))
+    assert sum(late.values()) == 230 == summary["late_records"]["tumbling"]
+    ax = draw_duplicates(summary["per_minute"], late, tmp_path / "chart.png")
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["02:09", "02:10", "02:11", "02:12", "02:13", "02:14", "02:15", "02:16"]
+    ticks = [mdates.num2date(t).strftime("%H:%M:%S") for t in ax.get_xticks()]
+    assert ticks == [f"02:{m:02d}:00" for m in range(9, 17)]
+    # Each kept bar starts at its minute's tick; the tallest, 4,607 reports, at 02:14.
+    starts = sorted({mdates.num2date(p.get_x()).strftime("%H:%M:%S") for p in ax.patches})
+    assert starts == [f"02:{m:02d}:00" for m in range(9, 16)]
+    tallest = max(ax.patches, key=lambda p: p.get_height())
+    assert mdates.num2date(tallest.get_x()).strftime("%H:%M") == "02:14" and tallest.get_height() == 4607
+    # Only what has reports is in the legend: nothing was late for dedup; 230 were late for the window.
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == [
+        "kept",
+        "exact duplicates",
+        "near duplicates",
+        "kept, late for the tumbling window",
+        "duplicate ratio",
+    ]
+
+
+def test_the_map_merges_cells_too_small_to_see_and_colours_on_a_log_scale(run_dir: Path, tmp_path: Path):
+    from ais_pipeline.tools.report import cell_boxes, colour_scale, draw_density, picture_precision
+
+    windows = final_aggregates(read_jsonl(run_dir / "aggregates"), "tumbling")
+    aggs = windows["2022-11-10T02:14:00.000Z"]
+    # A world-wide window: 1 km cells are under a pixel; precision 3 (about 1.4 degrees) is not.
+    assert picture_precision(aggs) == 3
+    boxes = cell_boxes(aggs, 3)
+    assert sum(b.reports for b in boxes) == sum(a["reports"] for a in aggs) == 4607
+    assert all(len(b.cell) == 3 for b in boxes) and len(boxes) < len(aggs)
+    values = [b.vessels for b in boxes]
+    assert colour_scale(values) == ("log", 1, max(values))
+    bar = draw_density(boxes, "t", "vessels", tmp_path / "map.png")
+    assert [t.get_text() for t in bar.ax.get_yticklabels()] == ["1", "2", "5", "10", "20", "50"]
+    # A harbour-sized window keeps the data's own cells and a linear scale for few vessels.
+    harbour = [a for a in aggs if a["cell"].startswith("u10")]  # the Thames estuary, about 1.4 degrees
+    assert picture_precision(harbour) == 6
+    assert colour_scale([1, 2, 3]) == ("linear", 1, 3)
+
+
+def test_land_and_sea_come_from_the_packaged_land_mask():
+    from ais_pipeline.tools.report import land_mask
+
+    _, _, land = land_mask(-1.0, 1.0, 51.0, 52.0, nx=3, ny=3)  # around London
+    assert land[1][1]
+    _, _, sea = land_mask(-31.0, -29.0, 39.0, 41.0, nx=3, ny=3)  # mid-Atlantic
+    assert not sea.any()
+
+
+def test_minute_steps_keep_at_most_fifteen_labels():
+    from ais_pipeline.tools.report import minute_step
+
+    assert [minute_step(n) for n in (7, 15, 16, 60, 200, 1440)] == [1, 1, 2, 5, 15, 120]

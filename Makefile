@@ -92,6 +92,7 @@ submit-kafka: setup
 # Headless Chromium for the web UI test (tests/integration/test_web_ui.py): Debian's package.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "make browser: installing Debian's chromium with apt-get (for the web UI test); apt may also upgrade packages that chromium depends on"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
 

@@ -324,7 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ais-pipeline: error: {exc}", file=sys.stderr)
         return 2
     if not submitted_by_flink_cli():
-        print(f"Flink web UI: http://localhost:{config.web_ui_port} (while the job runs)", file=sys.stderr)
+        until = "until you end the run" if config.source == "file" and keeps_web_ui(config) else "while the job runs"
+        print(f"Flink web UI: http://localhost:{config.web_ui_port} ({until})", file=sys.stderr)
         if config.open_to_network:
             print(open_warning(config), file=sys.stderr)
     if config.source == "kafka":

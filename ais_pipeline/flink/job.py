@@ -110,6 +110,8 @@ def execute_until_done_or_interrupted(  # type: ignore[no-untyped-def]
                 drained = done.done() and stopped.done()
             except KeyboardInterrupt:
                 pass
+            except Exception as exc:  # the savepoint could not be taken: cancel instead
+                log.warning("stopping: the job could not be drained (%s)", exc)
         if not drained:
             log.info("stopping: cancelling the job")
             cancelled = job.cancel()

@@ -10,6 +10,7 @@
 #   make cluster-start | cluster-stop    a standalone Flink cluster, web UI on :8081 (scripts/cluster.sh)
 #   make replay                          the bundled sample into the topic ais-raw
 #   make submit-kafka                    the job on the cluster, from ais-raw to the ais.* topics
+#   make postgres-start | postgres-stop  a PostgreSQL server of the project's own on 127.0.0.1:55432
 
 PYTHON ?= python3
 VENV := .venv
@@ -21,7 +22,7 @@ CONNECTOR_JARS := build/jars/flink/.complete
 BROKER_JARS := build/jars/kafka/.complete
 
 .PHONY: setup run test test-java test-unit test-flink test-integration lint plain clean browser bench \
-	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka
+	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka postgres-start postgres-stop
 
 setup: $(STAMP) $(JAR) $(CONNECTOR_JARS) $(BROKER_JARS)
 
@@ -70,6 +71,12 @@ test-flink: setup
 
 test-integration: setup browser
 	$(PY) -m pytest -m integration
+
+postgres-start:
+	bash scripts/postgres.sh start
+
+postgres-stop:
+	bash scripts/postgres.sh stop
 
 kafka-start: setup
 	bash scripts/kafka.sh start

@@ -70,6 +70,18 @@ def kafka(broker: Broker) -> str:
 SASL_USER, SASL_PASSWORD = "ais", "s3cret-for-the-test"
 
 
+def sasl_client_properties(path: Path, password: str = SASL_PASSWORD) -> Path:
+    """One standard client properties file for both clients: the Java keys for the job (the
+    unshaded PlainLoginModule, as Kafka documents it), the librdkafka keys for the replay tool."""
+    path.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="{SASL_USER}" password="{password}";\n'
+        f"sasl.username={SASL_USER}\nsasl.password={password}\n"
+    )
+    return path
+
+
 @pytest.fixture(scope="session")
 def sasl_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A broker whose client listener takes only SASL/PLAIN with the user above."""

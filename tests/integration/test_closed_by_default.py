@@ -19,7 +19,7 @@ import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
 from ais_pipeline.tools.ports import unused_port
-from tests.integration.conftest import ROOT, SASL_PASSWORD, SASL_USER
+from tests.integration.conftest import ROOT, SASL_PASSWORD, sasl_client_properties
 from tests.integration.kafka_util import rest, submit, wait_for_state
 
 pytestmark = pytest.mark.integration
@@ -199,13 +199,7 @@ def test_the_standalone_cluster_listens_on_loopback_only_and_takes_no_jars(clust
 
 
 def test_the_sasl_password_is_on_no_page_of_the_web_ui_and_in_no_log(cluster: str, sasl_kafka: str, tmp_path: Path):
-    props = tmp_path / "client.properties"
-    props.write_text(
-        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
-        f'username="{SASL_USER}" password="{SASL_PASSWORD}";\n'
-        f"sasl.username={SASL_USER}\nsasl.password={SASL_PASSWORD}\n"
-    )
+    props = sasl_client_properties(tmp_path / "client.properties")
     conf = ["--kafka-properties", str(props)]
     replay_secured(sasl_kafka, props)
     job = submit(sasl_kafka, "secured-ui", "secured-ui", *conf)

@@ -195,17 +195,9 @@ def test_records_that_are_not_text_are_dead_lettered_and_tombstones_skipped(kafk
 def test_sasl_credentials_pass_through_from_a_properties_file_and_are_never_printed(sasl_kafka: str, tmp_path: Path):
     import pyflink
 
-    from tests.integration.conftest import SASL_PASSWORD, SASL_USER
+    from tests.integration.conftest import SASL_PASSWORD, SASL_USER, sasl_client_properties
 
-    # One standard client properties file for both clients: the Java keys for the job (the
-    # unshaded PlainLoginModule, as Kafka documents it), the librdkafka keys for the replay tool.
-    props = tmp_path / "client.properties"
-    props.write_text(
-        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
-        f'username="{SASL_USER}" password="{SASL_PASSWORD}";\n'
-        f"sasl.username={SASL_USER}\nsasl.password={SASL_PASSWORD}\n"
-    )
+    props = sasl_client_properties(tmp_path / "client.properties")
     cmd = [sys.executable, "-m", "ais_pipeline.cli", "replay", str(SAMPLE_INPUT), "--topic", "secured"]
     cmd += ["--bootstrap-servers", sasl_kafka, "--kafka-properties", str(props)]
     replayed = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -287,12 +287,10 @@ WAITING = "The web UI still shows the finished job at http://localhost:{port}: p
 
 def wait_for_user(cluster: LocalCluster, port: int) -> None:
     """Keep the mini-cluster and its web UI up until the user presses Enter or Ctrl-C."""
-    import json
-    import urllib.request
+    from ais_pipeline.flink.progress import rest_json
 
     def get(path: str) -> Any:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
-            return json.load(resp)
+        return rest_json(f"http://127.0.0.1:{port}", path)
 
     # The REST API caches a job's page for a few seconds: say it once the web UI shows the end.
     deadline = time.monotonic() + 15

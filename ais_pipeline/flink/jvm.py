@@ -270,6 +270,14 @@ def stop_draining(job_client: Any, directory: str) -> Any:
     return CompletableFuture(job_client._j_job_client.stopWithSavepoint(True, directory, canonical), str)
 
 
+def _configuration(settings: Mapping[str, str]) -> Any:
+    """A Java ``Configuration`` holding these settings."""
+    conf = _jvm().org.apache.flink.configuration.Configuration()
+    for key, value in settings.items():
+        conf.setString(key, value)
+    return conf
+
+
 class LocalCluster:
     """Flink's ``MiniCluster`` started by this process, outliving the jobs run on it: the jobs go
     to it through its REST API (``execution.target: remote``), so that its web UI still shows a
@@ -278,9 +286,7 @@ class LocalCluster:
 
     def __init__(self, settings: Mapping[str, str]) -> None:
         jvm = _jvm()
-        conf = jvm.org.apache.flink.configuration.Configuration()
-        for key, value in settings.items():
-            conf.setString(key, value)
+        conf = _configuration(settings)
         slots = int(settings.get("taskmanager.numberOfTaskSlots", "1"))
         builder = jvm.org.apache.flink.runtime.minicluster.MiniClusterConfiguration.Builder()
         built = builder.setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build()
@@ -294,12 +300,8 @@ class LocalCluster:
     def environment(self, settings: Mapping[str, str]) -> StreamExecutionEnvironment:
         """An execution environment whose jobs go to this cluster (a remote environment: a local
         one would start a mini-cluster of its own)."""
-        jvm = _jvm()
-        conf = jvm.org.apache.flink.configuration.Configuration()
-        for key, value in settings.items():
-            conf.setString(key, value)
-        j_env = jvm.org.apache.flink.streaming.api.environment.StreamExecutionEnvironment.createRemoteEnvironment(
-            "127.0.0.1", self.rest_port, conf, _string_array([])
+        j_env = _jvm().org.apache.flink.streaming.api.environment.StreamExecutionEnvironment.createRemoteEnvironment(
+            "127.0.0.1", self.rest_port, _configuration(settings), _string_array([])
         )
         return StreamExecutionEnvironment(j_env)
 

@@ -64,6 +64,12 @@ def describe(snap: Snapshot, lines_per_s: float, total: int | None) -> str:
     return ", ".join(parts)
 
 
+def rest_json(base: str, path: str) -> Any:
+    """One GET of Flink's REST API, as JSON."""
+    with urllib.request.urlopen(base + path, timeout=5) as resp:
+        return json.load(resp)
+
+
 class JobMetrics:
     """The figures of one running job, through the REST API at ``base``."""
 
@@ -74,8 +80,7 @@ class JobMetrics:
         self._windows: str | None = None  # the cell windows' vertex id
 
     def _get(self, path: str) -> Any:
-        with urllib.request.urlopen(self.base + path, timeout=5) as resp:
-            return json.load(resp)
+        return rest_json(self.base, path)
 
     def snapshot(self) -> Snapshot:
         snap = Snapshot()

@@ -3,7 +3,8 @@
 #   make test   every test (lint and types too); it sets itself up
 # Each target installs what it needs into .venv (Python packages from PyPI) and build/ (the job's
 # Java classes built by Maven from java/pom.xml, Flink's jars from Maven Central for compiling and
-# testing them; the Kafka connector and a Kafka broker's jars, as connectors/pom.xml pins them).
+# testing them; the Kafka and JDBC connectors, the PostgreSQL driver and a Kafka broker's jars, as
+# connectors/pom.xml pins them).
 #
 # Kafka and a standalone cluster (see README "Kafka and a Flink cluster"):
 #   make kafka-start | kafka-stop        one KRaft broker on 127.0.0.1:9092 (scripts/kafka.sh)
@@ -20,11 +21,12 @@ MVN := mvn -q -B -Dstyle.color=never
 JAR := build/java/ais-flink-helpers.jar
 CONNECTOR_JARS := build/jars/flink/.complete
 BROKER_JARS := build/jars/kafka/.complete
+JDBC_JARS := build/jars/jdbc/.complete
 
 .PHONY: setup run test test-java test-unit test-flink test-integration lint plain clean browser bench \
 	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka postgres-start postgres-stop
 
-setup: $(STAMP) $(JAR) $(CONNECTOR_JARS) $(BROKER_JARS)
+setup: $(STAMP) $(JAR) $(CONNECTOR_JARS) $(JDBC_JARS) $(BROKER_JARS)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +40,10 @@ $(JAR): $(shell find java/src/main -type f) java/pom.xml
 $(CONNECTOR_JARS): connectors/pom.xml
 	rm -f $(CONNECTOR_JARS)
 	bash scripts/fetch-jars.sh flink
+
+$(JDBC_JARS): connectors/pom.xml
+	rm -f $(JDBC_JARS)
+	bash scripts/fetch-jars.sh jdbc
 
 $(BROKER_JARS): connectors/pom.xml
 	rm -f $(BROKER_JARS)

@@ -7,11 +7,13 @@ from collections.abc import Sequence
 
 USAGE = """usage: ais-pipeline run [--input PATH] [--output DIR] [flags]
        ais-pipeline replay FILE --topic TOPIC [--rate N]
+       ais-pipeline load DIR --postgres URL
        ais-pipeline report DIR [--window tumbling|sliding] [--start ISO] [--color vessels|reports]
 
 commands:
   run     run the job in a local Flink mini-cluster, on a file or a Kafka topic
           (ais-pipeline run --help for the flags)
+  load    a file run's output directory into the PostgreSQL tables (as --postgres writes them)
   replay  feed a Kafka topic from a capture, at a rate or as fast as possible
   report  a density map, a duplicates chart and an HTML page of a run's outputs
 """
@@ -31,6 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ais_pipeline.tools.report import main as report_main
 
         return report_main(rest)
+    if command == "load":
+        from ais_pipeline.flink.tables import load_main
+
+        return load_main(rest)
     if command == "replay":
         from ais_pipeline.tools.replay import main as replay_main
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ais_pipeline.postgres import PostgresError, Target, parse_url
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_INPUT = PROJECT_ROOT / "data" / "sample" / "aislistener__nmea-with-tagblock.txt"
 
@@ -125,6 +127,31 @@ _KNOBS: dict[str, _Knob] = {
         "Kafka client properties file (security.protocol, sasl.*, ssl.*); KAFKA_CLIENT_<NAME> env vars too",
         "none",
     ),
+    "postgres_password_file": _Knob(
+        "--postgres-password-file",
+        "POSTGRES_PASSWORD_FILE",
+        str,
+        "",
+        "file whose first line is the PostgreSQL password (when the URL has none; else PGPASSWORD)",
+        "none",
+    ),
+    "postgres_batch_size": _Knob(
+        "--postgres-batch-size", "POSTGRES_BATCH_SIZE", int, 1000, "PostgreSQL: rows per batch of one table"
+    ),
+    "postgres_batch_interval_ms": _Knob(
+        "--postgres-batch-interval",
+        "POSTGRES_BATCH_INTERVAL_MS",
+        int,
+        500,
+        "PostgreSQL: a batch not yet full is written after this long, ms",
+    ),
+    "postgres_retries": _Knob(
+        "--postgres-retries",
+        "POSTGRES_MAX_RETRIES",
+        int,
+        5,
+        "PostgreSQL: a failed batch is retried this often (1 s, 2 s, ... apart) before the job restarts",
+    ),
 }
 
 STARTING_OFFSETS = ("earliest", "latest", "committed")
@@ -173,6 +200,12 @@ class PipelineConfig:
     bounded: bool = False
     output_topic_prefix: str = _default("output_topic_prefix")
     kafka_properties_file: str = _default("kafka_properties_file")
+    postgres_password_file: str = _default("postgres_password_file")
+    postgres_batch_size: int = _default("postgres_batch_size")
+    postgres_batch_interval_ms: int = _default("postgres_batch_interval_ms")
+    postgres_retries: int = _default("postgres_retries")
+    # The PostgreSQL outputs (--postgres URL); the password is kept out of every repr.
+    postgres: Target | None = None
     # Test-only fault injection: "MARKER=TEXT" makes the parse operator throw on the first line
     # containing TEXT while the file MARKER does not exist (it creates it first, so once).
     test_fail_once: str = ""
@@ -258,6 +291,12 @@ class PipelineConfig:
             raise bad("bind_address", why) from None
         if self.checkpoint_interval_s is not None and self.checkpoint_interval_s < 0:
             raise bad("checkpoint_interval_s", f"must be 0 (off) or seconds, not {self.checkpoint_interval_s}")
+        if self.postgres_batch_size < 1:
+            raise bad("postgres_batch_size", f"must be at least 1, not {self.postgres_batch_size}")
+        if self.postgres_batch_interval_ms < 0:
+            raise bad("postgres_batch_interval_ms", f"must not be negative, not {self.postgres_batch_interval_ms}")
+        if self.postgres_retries < 0:
+            raise bad("postgres_retries", f"must not be negative, not {self.postgres_retries}")
         if self.source not in ("file", "kafka"):
             raise bad("source", f"must be file or kafka, not {self.source!r}")
         if self.source == "kafka":
@@ -321,6 +360,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="on a terminal, end when a file run ends instead of keeping its web UI up until Enter [NO_WAIT]",
     )
+    parser.add_argument(
+        "--postgres",
+        dest="postgres_url",
+        default=None,
+        help="also write every output to PostgreSQL tables: postgresql://user[:password]@host[:port]/database"
+        " [POSTGRES_URL]",
+    )
     parser.add_argument("--test-fail-once", dest="test_fail_once", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--bounded",
@@ -364,6 +410,12 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
     if getattr(args, "bounded", None) or env.get("KAFKA_BOUNDED", "").lower() in ("1", "true", "yes"):
         values["bounded"] = True
     values["kafka_properties"] = kafka_client_properties(str(values.get("kafka_properties_file", "")), env)
+    url = getattr(args, "postgres_url", None) or env.get("POSTGRES_URL", "")
+    if url:
+        try:
+            values["postgres"] = parse_url(url, str(values.get("postgres_password_file", "")), env)
+        except PostgresError as exc:
+            raise ConfigError(f"--postgres (POSTGRES_URL): {exc}") from None
     if getattr(args, "output_dir", None):
         values["output_dir"] = Path(args.output_dir)
     elif env.get("OUTPUT_DIR"):

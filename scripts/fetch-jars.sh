@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Copies the Maven Central jars that connectors/pom.xml pins into build/jars/<profile>/:
 #   scripts/fetch-jars.sh flink    the Kafka connector the job loads
+#   scripts/fetch-jars.sh jdbc     Flink's JDBC connector and the PostgreSQL driver (--postgres)
 #   scripts/fetch-jars.sh broker   Apache Kafka (KRaft) for scripts/kafka.sh
 # Cached: a profile whose folder exists is not fetched again (`make clean` removes build/).
 set -euo pipefail
@@ -8,8 +9,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 for profile in "$@"; do
   case "$profile" in
     flink) dest=$root/build/jars/flink ;;
+    jdbc) dest=$root/build/jars/jdbc ;;
     broker) dest=$root/build/jars/kafka ;;
-    *) echo "usage: scripts/fetch-jars.sh flink|broker ..." >&2; exit 2 ;;
+    *) echo "usage: scripts/fetch-jars.sh flink|jdbc|broker ..." >&2; exit 2 ;;
   esac
   if [ -f "$dest/.complete" ]; then continue; fi
   rm -rf "$dest"

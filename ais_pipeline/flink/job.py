@@ -176,6 +176,7 @@ def run(config: PipelineConfig, cluster: list[LocalCluster] | None = None) -> di
             elif target.exists():
                 target.unlink()
         attach_sinks(streams, output_dir, scratch / "tally", print_too=config.output_dir is None and config.print_all)
+        run_id = start_postgres_run(env, streams, config, str(config.input_path))
         total = None if config.follow else count_input_lines(config.input_path)
         started = time.monotonic()
         stopped: Stopped | None = None
@@ -193,6 +194,10 @@ def run(config: PipelineConfig, cluster: list[LocalCluster] | None = None) -> di
         summary["seconds"] = round(elapsed, 3)
         if stopped is not None:
             summary["stopped"] = "drained" if stopped.drained else "cancelled"
+        if config.postgres is not None and run_id:
+            from ais_pipeline import postgres
+
+            postgres.finish_run(config.postgres, run_id, summary)
         if config.output_dir is not None:
             config.output_dir.mkdir(parents=True, exist_ok=True)  # an empty input writes no part file
             (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -203,6 +208,17 @@ def run(config: PipelineConfig, cluster: list[LocalCluster] | None = None) -> di
         return summary
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def start_postgres_run(env, streams: Streams, config: PipelineConfig, source: str) -> str:  # type: ignore[no-untyped-def]
+    """With --postgres: every output into its table too, and the run's row in ais_runs (its id)."""
+    if config.postgres is None:
+        return ""
+    from ais_pipeline import postgres
+    from ais_pipeline.flink.tables import attach_postgres_sinks
+
+    attach_postgres_sinks(env, streams.named(), config)
+    return postgres.start_run(config.postgres, source)
 
 
 SAMPLE_RECORDS = 3
@@ -248,12 +264,19 @@ def run_kafka(config: PipelineConfig) -> str:
     )
     streams = build_pipeline(env, kafka_io.kafka_source(env, config), config, emit_tallies=False)
     kafka_io.attach_kafka_sinks(streams, config, exactly_once)
+    run_id = start_postgres_run(env, streams, config, f"kafka:{config.topic}")
     if submitted_by_flink_cli():
         job = env.execute_async(f"ais-pipeline {config.topic}")
         job_id = str(job.get_job_id())
         print(f"submitted job {job_id}")
         return job_id
-    execute_until_done_or_interrupted(env, f"ais-pipeline {config.topic}", progress=Progress(config.web_ui_port))
+    try:
+        execute_until_done_or_interrupted(env, f"ais-pipeline {config.topic}", progress=Progress(config.web_ui_port))
+    finally:
+        if config.postgres is not None and run_id:
+            from ais_pipeline import postgres
+
+            postgres.finish_run(config.postgres, run_id, None)
     return ""
 
 
@@ -323,6 +346,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"ais-pipeline: error: {exc}", file=sys.stderr)
         return 2
+    if config.postgres is not None:
+        from ais_pipeline import postgres
+
+        try:
+            postgres.prepare(config.postgres)
+        except postgres.PostgresError as exc:
+            print(f"ais-pipeline: error: {exc}", file=sys.stderr)
+            return 2
+        log.info("outputs also into PostgreSQL %s", config.postgres.shown())
     if not submitted_by_flink_cli():
         until = "until you end the run" if config.source == "file" and keeps_web_ui(config) else "while the job runs"
         print(f"Flink web UI: http://localhost:{config.web_ui_port} ({until})", file=sys.stderr)

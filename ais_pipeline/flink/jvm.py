@@ -408,6 +408,43 @@ class KafkaAdmin:
         self._admin.close()
 
 
+# -- PostgreSQL (the JDBC connector's jars and java/src/main/java/ais/flink/jdbc/) ---------------
+
+
+class PostgresSink:
+    """``ais.flink.jdbc.PostgresSinks``: the JSON records of one output into one table, by
+    ``statement`` (one ``?`` per field of ``fields``, in order; ``*`` for every field no other
+    takes, as JSON), through Flink's JDBC connector at least once, in batches, retried."""
+
+    def __init__(
+        self,
+        table: str,
+        jdbc_url: str,
+        user: str,
+        password: str,
+        statement: str,
+        fields: Sequence[str],
+        batch_size: int,
+        batch_interval_ms: int,
+        max_retries: int,
+    ) -> None:
+        self._table = table
+        self._args = (jdbc_url, user, password, statement, list(fields), batch_size, batch_interval_ms, max_retries)
+
+    def __repr__(self) -> str:  # the password stays out of every message
+        return f"PostgresSink({self._table!r}, {self._args[0]!r})"
+
+    def sink(self) -> Any:
+        """The sink, for ``DataStream.sink_to``."""
+        from pyflink.datastream.connectors.base import Sink
+
+        url, user, password, statement, fields, size, interval, retries = self._args
+        j_sink = _jvm().ais.flink.jdbc.PostgresSinks.sink(
+            self._table, url, user, password, statement, _string_array(fields), size, interval, retries
+        )
+        return Sink(j_sink)
+
+
 class JavaError(Exception):
     """A Java exception from a call through the gateway, with its innermost message in one line."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -12,6 +13,7 @@ from pathlib import Path
 from ais_pipeline.rules.decode import Position, Static
 from ais_pipeline.rules.dedup import KEPT_POSITION, KEPT_STATIC, Outcome
 from ais_pipeline.rules.parse import DeadLetter
+from ais_pipeline.rules.records import Report
 from ais_pipeline.rules.windows import Aggregate
 
 OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter")
@@ -58,42 +60,53 @@ def _num(value: float | int | None) -> str:
     return "null" if value is None else repr(value)
 
 
-def _position_text(pos: Position, cell: str) -> str:
-    """The position fields as JSON object members, the text ``json.dumps(position_fields(...))``
-    gives, written directly: positions are the most frequent output formatted in Python."""
+def record_id(kind: str, *parts: object) -> str:
+    """A record's stable ``id``: a name-based UUID (version 3: the MD5 of the name, as Java's
+    ``UUID.nameUUIDFromBytes``) of the output's kind and the parts that make the record what it
+    is, joined by the unit separator (which no accepted line holds). The same input gives the
+    same ids in every run, at any parallelism, after any restart: a store merges on them."""
+    name = "\x1f".join((kind, *map(str, parts))).encode("utf-8", "surrogatepass")
+    d = bytearray(hashlib.md5(name, usedforsecurity=False).digest())
+    d[6] = (d[6] & 0x0F) | 0x30
+    d[8] = (d[8] & 0x3F) | 0x80
+    h = d.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def report_id(kind: str, report: Report, window: str = "") -> str:
+    """The id of a kept position or static report (``kind`` the output), or of a late record
+    (with its window kind): the report's dedup identity (MMSI and the reassembled payload with
+    its fill bits, or the JSON identity) and its event time. The first arrival of a transmission
+    is the one kept, so its event time is the same in every run of the same input; with it, a
+    vessel that sends the same payload again later (moored, the same second of the minute) makes
+    a new record, as the dedup TTL decides."""
+    if window:
+        return record_id(kind, report.mmsi, report.identity, report.ts, window)
+    return record_id(kind, report.mmsi, report.identity, report.ts)
+
+
+def _position_text(pos: Position, cell: str, record: str) -> str:
+    """The position fields as JSON object members, the text ``json.dumps`` gives for
+    them, written directly: positions are the most frequent output formatted in Python."""
     receiver = "null" if not pos.receiver else _json_string(pos.receiver)
     return (
-        f'"mmsi":{pos.mmsi},"msg_type":{pos.msg_type},"timestamp":"{iso_ms(pos.ts)}",'
+        f'"id":"{record}","mmsi":{pos.mmsi},"msg_type":{pos.msg_type},"timestamp":"{iso_ms(pos.ts)}",'
         f'"lat":{_num(pos.lat)},"lon":{_num(pos.lon)},"sog":{_num(pos.sog)},"cog":{_num(pos.cog)},'
         f'"heading":{_num(pos.heading)},"receiver":{receiver},"cell":{_json_string(cell)}'
     )
 
 
-def position_fields(pos: Position, cell: str) -> dict[str, object]:
-    return {
-        "mmsi": pos.mmsi,
-        "msg_type": pos.msg_type,
-        "timestamp": iso_ms(pos.ts),
-        "lat": pos.lat,
-        "lon": pos.lon,
-        "sog": pos.sog,
-        "cog": pos.cog,
-        "heading": pos.heading,
-        "receiver": pos.receiver or None,
-        "cell": cell,
-    }
+def position_json(pos: Position, cell: str, record: str) -> str:
+    return "{" + _position_text(pos, cell, record) + "}"
 
 
-def position_json(pos: Position, cell: str) -> str:
-    return "{" + _position_text(pos, cell) + "}"
+def late_json(pos: Position, cell: str, window: str, record: str) -> str:
+    return "{" + _position_text(pos, cell, record) + f',"window":"{window}"}}'
 
 
-def late_json(pos: Position, cell: str, window: str) -> str:
-    return "{" + _position_text(pos, cell) + f',"window":"{window}"}}'
-
-
-def static_json(static: Static) -> str:
-    obj: dict[str, object] = {"mmsi": static.mmsi, "msg_type": static.msg_type, "timestamp": iso_ms(static.ts)}
+def static_json(static: Static, record: str) -> str:
+    obj: dict[str, object] = {"id": record, "mmsi": static.mmsi, "msg_type": static.msg_type}
+    obj["timestamp"] = iso_ms(static.ts)
     obj.update(static.fields)
     obj["receiver"] = static.receiver or None
     return _dumps(obj)
@@ -110,8 +123,14 @@ def aggregate_json(agg: Aggregate) -> str:
     )
 
 
+def dead_letter_id(dead: DeadLetter) -> str:
+    """A dead letter's id: its reason, receiver and raw line(s). The same bad line twice is one
+    dead letter in a store that merges on ids (and two records in the files)."""
+    return record_id("dead_letter", dead.reason, dead.receiver, dead.raw)
+
+
 def dead_letter_json(dead: DeadLetter) -> str:
-    obj: dict[str, object] = {"raw": dead.raw, "reason": dead.reason}
+    obj: dict[str, object] = {"id": dead_letter_id(dead), "raw": dead.raw, "reason": dead.reason}
     if dead.receiver:
         obj["receiver"] = dead.receiver
     if dead.detail:
@@ -123,12 +142,14 @@ def outcome_records(outcome: Outcome) -> list[tuple[str, str]]:
     """The output records (output name, JSON) of one dedup outcome, dead letters aside: a kept
     position or static report, and one late record per window kind the report missed."""
     records: list[tuple[str, str]] = []
+    report = outcome.report
     if outcome.kind == KEPT_POSITION and outcome.position is not None:
-        records.append(("positions", position_json(outcome.position, outcome.cell)))
+        records.append(("positions", position_json(outcome.position, outcome.cell, report_id("positions", report))))
     elif outcome.kind == KEPT_STATIC and outcome.static is not None:
-        records.append(("static", static_json(outcome.static)))
+        records.append(("static", static_json(outcome.static, report_id("static", report))))
     if outcome.late_windows and outcome.position is not None:
-        records.extend(("late", late_json(outcome.position, outcome.cell, w)) for w in outcome.late_windows)
+        pos, cell = outcome.position, outcome.cell
+        records.extend(("late", late_json(pos, cell, w, report_id("late", report, w))) for w in outcome.late_windows)
     return records
 
 

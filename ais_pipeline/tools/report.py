@@ -1,5 +1,6 @@
 """Pictures of a run: ``ais-pipeline report DIR [--window tumbling|sliding] [--start ISO] [--color
-vessels|reports]`` reads the outputs of a file run (``--output DIR``) and writes ``DIR/report/``:
+vessels|reports]`` reads the outputs of a file run (``--output DIR``) and writes ``DIR/report/``
+(with ``--postgres URL``, it reads the tables that runs wrote, and writes ``DIR/``):
 
 - ``density.png``: the final aggregates of one window per geohash cell, each cell drawn as its
   geohash box on longitude/latitude axes over land and sea (the GLOBE land mask of the
@@ -290,13 +291,42 @@ th,td{{border:1px solid #ccc;padding:.2em .6em;text-align:left}}img{{max-width:1
 
 
 def make_report(run_dir: Path, window: str = "tumbling", start: str | None = None, color_by: str = "vessels") -> Path:
+    """The report of a file run's output directory, into ``run_dir/report/``."""
     summary_file = run_dir / "summary.json"
     if not summary_file.exists():
         raise ConfigError(f"report: {run_dir} holds no summary.json (the --output DIR of a file run)")
     summary = json.loads(summary_file.read_text())
-    windows = final_aggregates(read_jsonl(run_dir / "aggregates"), window)
+    aggregates, late = read_jsonl(run_dir / "aggregates"), read_jsonl(run_dir / "late")
+    where = str(run_dir / "aggregates")
+    return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by)
+
+
+def make_report_from_postgres(
+    target: Any, report: Path, window: str = "tumbling", start: str | None = None, color_by: str = "vessels"
+) -> Path:
+    """The report of what the PostgreSQL tables hold (``--postgres URL``), into ``report``: the
+    aggregates and late records of every run into them, and the summary of the newest file run."""
+    from ais_pipeline import postgres
+
+    tables = postgres.read_outputs(target, ("aggregates", "late"))
+    summary = postgres.latest_run_summary(target) or {}
+    where = f"the table ais_aggregates in {target.shown()}"
+    return draw_report(report, where, summary, tables["aggregates"], tables["late"], window, start, color_by)
+
+
+def draw_report(
+    report: Path,
+    where: str,
+    summary: dict[str, Any],
+    aggregates: list[dict[str, Any]],
+    late_records: list[dict[str, Any]],
+    window: str,
+    start: str | None,
+    color_by: str,
+) -> Path:
+    windows = final_aggregates(aggregates, window)
     if not windows:
-        raise ConfigError(f"report: {run_dir / 'aggregates'} has no {window} aggregates")
+        raise ConfigError(f"report: {where} has no {window} aggregates")
     chosen = start or busiest(windows)
     if chosen not in windows:
         raise ConfigError(f"--start: no {window} window starts at {chosen} (first {min(windows)}, last {max(windows)})")
@@ -308,10 +338,9 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
     map_title = title
     if precision < data_precision:
         map_title += f"\ndrawn as geohash cells of precision {precision} (the data's {data_precision}, summed)"
-    report = run_dir / "report"
-    report.mkdir(exist_ok=True)
+    report.mkdir(parents=True, exist_ok=True)
     draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png")
-    late = late_per_minute(read_jsonl(run_dir / "late"))
+    late = late_per_minute(late_records)
     draw_duplicates(summary.get("per_minute") or {}, late, report / "duplicates.png")
     write_index(report, summary, title)
     return report
@@ -319,14 +348,32 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ais-pipeline report", description=__doc__.split("\n\n")[0])
-    parser.add_argument("dir", type=Path, help="the --output DIR of a file run")
+    parser.add_argument(
+        "dir", type=Path, help="the --output DIR of a file run; with --postgres, where to write the report"
+    )
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="read the PostgreSQL tables instead (postgresql://user@host:port/db; PGPASSWORD, or"
+        " --postgres-password-file)",
+    )
+    parser.add_argument("--postgres-password-file", default="", help="file whose first line is the password")
     parser.add_argument("--window", choices=("tumbling", "sliding"), default="tumbling")
     parser.add_argument("--start", help="window start, as in the aggregates (default: the busiest window)")
     parser.add_argument("--color", choices=("vessels", "reports"), default="vessels")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    from ais_pipeline import postgres
+
     try:
-        report = make_report(args.dir, args.window, args.start, args.color)
-    except ConfigError as exc:
+        if args.postgres:
+            try:
+                target = postgres.parse_url(args.postgres, args.postgres_password_file)
+            except postgres.PostgresError as exc:
+                raise ConfigError(f"--postgres: {exc}") from None
+            report = make_report_from_postgres(target, args.dir, args.window, args.start, args.color)
+        else:
+            report = make_report(args.dir, args.window, args.start, args.color)
+    except (ConfigError, postgres.PostgresError) as exc:
         print(f"ais-pipeline: error: {exc}", file=sys.stderr)
         return 2
     print(f"report in {report}/index.html")

@@ -1,6 +1,7 @@
 """Real components for the integration tests: a Kafka broker in KRaft mode (scripts/kafka.sh, from
-Maven Central jars) on free ports, and a standalone Flink cluster from the PyFlink package's own
-bin/ scripts (scripts/cluster.sh). Each starts once per test session."""
+Maven Central jars) on free ports, a standalone Flink cluster from the PyFlink package's own bin/
+scripts (scripts/cluster.sh), and a PostgreSQL server (scripts/postgres.sh). Each starts once per
+test session."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +89,86 @@ def sasl_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A broker whose client listener takes only SASL/PLAIN with the user above."""
     for broker in _broker(tmp_path_factory, KAFKA_SASL_USERS=f"{SASL_USER}:{SASL_PASSWORD}"):
         yield broker.bootstrap
+
+
+POSTGRES = ROOT / "scripts" / "postgres.sh"
+
+
+class PostgresServer:
+    """The project's own PostgreSQL server (scripts/postgres.sh) on a scratch directory under
+    build/ (the server runs as the user postgres when the tests run as root, and pytest's own
+    directories are private to root) and a free port; one database per test."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.env = dict(os.environ, PG_DIR=str(directory), PG_PORT=str(self.port))
+
+    def run(self, command: str) -> str:
+        cmd = ["bash", str(POSTGRES), command]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=self.env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    @property
+    def password(self) -> str:
+        return (self.directory / "password").read_text()
+
+    def url(self, database: str) -> str:
+        """The URL of one database, without the password (PGPASSWORD or a file gives it)."""
+        return f"postgresql://ais@127.0.0.1:{self.port}/{database}"
+
+    def target(self, database: str) -> Any:
+        from ais_pipeline.postgres import parse_url
+
+        return parse_url(self.url(database), environ={"PGPASSWORD": self.password})
+
+    def create_database(self, name: str) -> Any:
+        """A new, empty database (an earlier one of the name dropped); its :class:`Target`."""
+        with self.target("ais").connect() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.target(name)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    import shutil
+
+    directory = ROOT / "build" / f"test-postgres-{os.getpid()}"
+    shutil.rmtree(directory, ignore_errors=True)
+    server = PostgresServer(directory)
+    server.run("start")
+    try:
+        yield server
+    finally:
+        subprocess.run(["bash", str(POSTGRES), "stop"], capture_output=True, timeout=120, env=server.env)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+FAULT_FEED_COPIES = 5  # the bundled capture x5, shifted in time: 50,000 lines
+
+
+@pytest.fixture(scope="session")
+def feed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fault tests' feed (test_faults.py, test_postgres.py)."""
+    import sys
+
+    path = tmp_path_factory.mktemp("feed") / "feed50k.nmea"
+    with path.open("w") as out:
+        subprocess.run(
+            [sys.executable, "-m", "ais_pipeline.tools.make_feed", "--copies", str(FAULT_FEED_COPIES)],
+            stdout=out,
+            check=True,
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def oracle(feed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The feed's uninterrupted outputs: the plain loop's."""
+    from tests.flink.test_job import run_oracle
+
+    out = tmp_path_factory.mktemp("oracle")
+    run_oracle(feed, out)
+    return out

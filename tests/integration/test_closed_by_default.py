@@ -206,27 +206,33 @@ def test_the_sasl_password_is_on_no_page_of_the_web_ui_and_in_no_log(cluster: st
     try:
         wait_for_state(cluster, job, {"RUNNING"}, timeout_s=120)
         time.sleep(5)  # the sources have connected (and logged their client settings)
-        pages = [
-            f"/jobs/{job}",
-            f"/jobs/{job}/config",
-            f"/jobs/{job}/plan",
-            f"/jobs/{job}/jobmanager/config",
-            f"/jobs/{job}/jobmanager/environment",
-            "/jobmanager/config",
-            "/jobmanager/environment",
-            "/jobmanager/log",
-        ]
-        for tm in rest(cluster, "/taskmanagers")["taskmanagers"]:
-            pages += [f"/taskmanagers/{tm['id']}/log", f"/taskmanagers/{tm['id']}/stdout"]
-        seen = {}
-        for page in pages:
-            seen[page] = get_text(cluster + page)
-            assert SASL_PASSWORD not in seen[page], page
-        assert len(seen[f"/jobs/{job}/config"]) > 100
+        assert_on_no_page(cluster, job, SASL_PASSWORD)
     finally:
         rest(cluster, f"/jobs/{job}", method="PATCH")
     for log in (ROOT / "log" / "flink").glob("*"):
         assert SASL_PASSWORD not in log.read_text(errors="replace"), log
+
+
+def assert_on_no_page(cluster: str, job: str, secret: str) -> None:
+    """``secret`` is on no page of the web UI about the running ``job``: its config and plan, the
+    JobManager's config, environment and log, every TaskManager's log and stdout."""
+    pages = [
+        f"/jobs/{job}",
+        f"/jobs/{job}/config",
+        f"/jobs/{job}/plan",
+        f"/jobs/{job}/jobmanager/config",
+        f"/jobs/{job}/jobmanager/environment",
+        "/jobmanager/config",
+        "/jobmanager/environment",
+        "/jobmanager/log",
+    ]
+    for tm in rest(cluster, "/taskmanagers")["taskmanagers"]:
+        pages += [f"/taskmanagers/{tm['id']}/log", f"/taskmanagers/{tm['id']}/stdout"]
+    seen = {}
+    for page in pages:
+        seen[page] = get_text(cluster + page)
+        assert secret not in seen[page], page
+    assert len(seen[f"/jobs/{job}/config"]) > 100
 
 
 def replay_secured(sasl_kafka: str, props: Path) -> None:

@@ -15,39 +15,20 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.flink.test_job import ROOT, assert_same_outputs, run_oracle
+from tests.flink.test_job import ROOT, assert_same_outputs
 from tests.integration import kafka_util
-from tests.integration.conftest import CLUSTER, Broker
+from tests.integration.conftest import CLUSTER, FAULT_FEED_COPIES, Broker
 from tests.integration.kafka_util import operator_metrics, rest, wait_for_state, write_outputs
 
 pytestmark = pytest.mark.integration
-COPIES = 5
-LINES = COPIES * 10_000
+LINES = FAULT_FEED_COPIES * 10_000
 RESULTS = ROOT / "build" / "reliability" / "recovery.json"
-
-
-@pytest.fixture(scope="module")
-def feed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("feed") / "feed50k.nmea"
-    with path.open("w") as out:
-        subprocess.run(
-            [sys.executable, "-m", "ais_pipeline.tools.make_feed", "--copies", str(COPIES)], stdout=out, check=True
-        )
-    return path
-
-
-@pytest.fixture(scope="module")
-def oracle(feed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("oracle")
-    run_oracle(feed, out)
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ def job_args(compose: dict) -> list[str]:
 
 def test_services_and_web_ui_port_match_flink_conf(compose, conf):
     services = compose["services"]
-    assert set(services) == {"kafka", "replay", "jobmanager", "taskmanager", "submit"}
+    assert set(services) == {"kafka", "replay", "jobmanager", "taskmanager", "postgres", "submit"}
     assert services["jobmanager"]["ports"][0] == f"127.0.0.1:{conf['rest']['port']}:{conf['rest']['port']}"
     assert services["jobmanager"]["command"] == "jobmanager" and services["taskmanager"]["command"] == "taskmanager"
     props = yaml.safe_load(services["jobmanager"]["environment"]["FLINK_PROPERTIES"])
@@ -120,8 +120,10 @@ def test_the_java_module_builds_against_the_flink_and_connector_the_job_runs_on(
     assert f'"apache-flink=={flink}"' in pyproject
     connector = re.search(r"<flink.kafka.connector.version>(.+)</", java_pom).group(1)  # type: ignore[union-attr]
     assert f"<flink.kafka.connector.version>{connector}</" in connectors_pom
-    # Flink, its file connector, its Prometheus reporter and Kafka come from the runtime
-    assert java_pom.count("<scope>provided</scope>") == 4
+    jdbc = re.search(r"<flink.jdbc.connector.version>(.+)</", java_pom).group(1)  # type: ignore[union-attr]
+    assert f"<flink.jdbc.connector.version>{jdbc}</" in connectors_pom
+    # Flink, its file connector, its Prometheus reporter, Kafka and JDBC come from the runtime
+    assert java_pom.count("<scope>provided</scope>") == 6
 
 
 def test_checkpoints_go_to_a_volume_every_flink_container_shares(compose, conf):
@@ -132,3 +134,27 @@ def test_checkpoints_go_to_a_volume_every_flink_container_shares(compose, conf):
         assert props["execution.checkpointing.dir"].startswith("file:///data/")
         assert "flink-data:/data" in service["volumes"]
     assert "flink-data" in compose["volumes"]
+
+
+def test_the_job_writes_to_the_postgres_service_with_the_password_from_the_environment_only(compose):
+    services = compose["services"]
+    pg = services["postgres"]
+    assert pg["image"] == "postgres:17.6" and pg["ports"] == ["127.0.0.1:5432:5432"]
+    assert (pg["environment"]["POSTGRES_USER"], pg["environment"]["POSTGRES_DB"]) == ("ais", "ais")
+    # No password in the file: compose refuses to start without POSTGRES_PASSWORD.
+    required = "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD to the password the database should take}"
+    assert pg["environment"]["POSTGRES_PASSWORD"] == required
+    submit = services["submit"]
+    assert submit["environment"]["PGPASSWORD"] == required
+    assert "FLINK_PROPERTIES" in submit["environment"]  # merged from the Flink services' own
+    assert submit["depends_on"]["postgres"]["condition"] == "service_healthy"
+    config = parse_config(job_args(compose), environ={"PGPASSWORD": "from-env"})
+    assert config.postgres is not None and config.postgres.shown() == "postgresql://ais@postgres:5432/ais"
+    assert config.postgres.password == "from-env"
+    dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
+    pom = (ROOT / "connectors" / "pom.xml").read_text()
+    jdbc = re.search(r"<flink.jdbc.connector.version>(.+)</", pom).group(1)  # type: ignore[union-attr]
+    driver = re.search(r"<postgresql.driver.version>(.+)</", pom).group(1)  # type: ignore[union-attr]
+    assert f"ARG JDBC_CONNECTOR={jdbc}" in dockerfile and f"ARG POSTGRESQL_DRIVER={driver}" in dockerfile
+    assert "touch /opt/ais/build/jars/jdbc/.complete" in dockerfile
+    assert "postgres-data" in compose["volumes"]

@@ -1,0 +1,83 @@
+-- The tables of `ais-pipeline run --postgres URL` (created when missing, before the job starts;
+-- also `psql -f ais_pipeline/schema.sql`). One table per output, and one row per run.
+--
+-- Idempotent to the row: positions, static reports, late records and dead letters are inserted
+-- on their `id` (a stable UUID of what the record is, see README "PostgreSQL"); a repeat does
+-- nothing. An aggregate is upserted on (window_kind, cell, window_start) only when its revision
+-- is higher than the stored one. Times are timestamptz (UTC, milliseconds).
+
+CREATE TABLE IF NOT EXISTS ais_positions (
+    id          uuid PRIMARY KEY,
+    mmsi        bigint NOT NULL,
+    msg_type    smallint NOT NULL,
+    event_time  timestamptz NOT NULL,
+    lat         double precision NOT NULL,
+    lon         double precision NOT NULL,
+    sog         double precision,
+    cog         double precision,
+    heading     smallint,
+    receiver    text,
+    cell        text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ais_positions_mmsi_time ON ais_positions (mmsi, event_time);
+CREATE INDEX IF NOT EXISTS ais_positions_time ON ais_positions (event_time);
+CREATE INDEX IF NOT EXISTS ais_positions_cell_time ON ais_positions (cell, event_time);
+
+CREATE TABLE IF NOT EXISTS ais_static (
+    id          uuid PRIMARY KEY,
+    mmsi        bigint NOT NULL,
+    msg_type    smallint NOT NULL,
+    event_time  timestamptz NOT NULL,
+    receiver    text,
+    fields      jsonb NOT NULL  -- the decoded fields (shipname, callsign, destination, ...)
+);
+CREATE INDEX IF NOT EXISTS ais_static_mmsi_time ON ais_static (mmsi, event_time);
+
+CREATE TABLE IF NOT EXISTS ais_aggregates (
+    window_kind  text NOT NULL,  -- tumbling or sliding
+    cell         text NOT NULL,
+    window_start timestamptz NOT NULL,
+    window_end   timestamptz NOT NULL,
+    reports      integer NOT NULL,
+    vessels      integer NOT NULL,
+    avg_sog      double precision,
+    revision     integer NOT NULL,
+    PRIMARY KEY (window_kind, cell, window_start)
+);
+CREATE INDEX IF NOT EXISTS ais_aggregates_kind_start ON ais_aggregates (window_kind, window_start);
+CREATE INDEX IF NOT EXISTS ais_aggregates_cell ON ais_aggregates (cell, window_start);
+
+CREATE TABLE IF NOT EXISTS ais_late (
+    id          uuid PRIMARY KEY,
+    mmsi        bigint NOT NULL,
+    msg_type    smallint NOT NULL,
+    event_time  timestamptz NOT NULL,
+    lat         double precision NOT NULL,
+    lon         double precision NOT NULL,
+    sog         double precision,
+    cog         double precision,
+    heading     smallint,
+    receiver    text,
+    cell        text NOT NULL,
+    window_kind text NOT NULL  -- the window kind the report was too late for
+);
+CREATE INDEX IF NOT EXISTS ais_late_time ON ais_late (event_time);
+CREATE INDEX IF NOT EXISTS ais_late_mmsi_time ON ais_late (mmsi, event_time);
+
+CREATE TABLE IF NOT EXISTS ais_dead_letter (
+    id          uuid PRIMARY KEY,
+    reason      text NOT NULL,
+    receiver    text,
+    detail      text,
+    raw         text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ais_dead_letter_reason ON ais_dead_letter (reason);
+
+CREATE TABLE IF NOT EXISTS ais_runs (
+    run_id      uuid PRIMARY KEY,
+    started_at  timestamptz NOT NULL,
+    finished_at timestamptz,
+    source      text NOT NULL,  -- the input file or directory, or kafka:<topic>
+    summary     json            -- summary.json of a file run, as written; null while a run goes on
+);
+CREATE INDEX IF NOT EXISTS ais_runs_started ON ais_runs (started_at);

@@ -1,0 +1,243 @@
+"""The PostgreSQL outputs on a real server (scripts/postgres.sh, started by the tests): a file run
+into the tables holds exactly its files' outputs, a second run of the same input changes no row,
+a higher revision replaces an aggregate's row and an older one does not, Kafka in and PostgreSQL
+out survive a killed TaskManager and a restarted database with the tables of the uninterrupted
+run, and bad conditions are one-line errors before any JVM starts, with the password nowhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ais_pipeline import postgres
+from ais_pipeline.config import SAMPLE_INPUT
+from ais_pipeline.rules.outputs import OUTPUTS, final_aggregates, read_jsonl
+from ais_pipeline.tools.ports import unused_port
+from tests.integration.conftest import CLUSTER, ROOT, PostgresServer
+from tests.integration.kafka_util import wait_for_state
+from tests.integration.test_closed_by_default import assert_on_no_page
+from tests.integration.test_faults import replay, submit, wait_until_midstream, wait_until_only_live_taskmanagers
+
+pytestmark = pytest.mark.integration
+
+TABLE_NAMES = [postgres.TABLES[name].name for name in OUTPUTS]
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "ais_pipeline.cli", *args]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def canonical(records: list[dict[str, Any]]) -> list[str]:
+    return sorted(json.dumps(r, sort_keys=True) for r in records)
+
+
+def as_stored(directory: Path, revisions: bool = True) -> dict[str, list[str]]:
+    """What a store that merges on the outputs' keys holds of an output directory: each record
+    once by its id, each aggregate at its highest revision (without the revision number when
+    ``revisions`` is False: how many firings a window had depends on timing)."""
+    held: dict[str, list[str]] = {}
+    for name in OUTPUTS:
+        records = read_jsonl(directory / name)
+        if name == "aggregates":
+            records = list(final_aggregates(records).values())
+            if not revisions:
+                records = [{k: v for k, v in r.items() if k != "revision"} for r in records]
+        else:
+            records = list({r["id"]: r for r in records}.values())
+        held[name] = canonical(records)
+    return held
+
+
+def in_tables(target: postgres.Target, revisions: bool = True) -> dict[str, list[str]]:
+    tables = postgres.read_outputs(target)
+    if not revisions:
+        tables["aggregates"] = [{k: v for k, v in r.items() if k != "revision"} for r in tables["aggregates"]]
+    return {name: canonical(records) for name, records in tables.items()}
+
+
+def every_row(target: postgres.Target) -> dict[str, list[tuple[Any, ...]]]:
+    """Every column of every row of the outputs' tables."""
+    with target.connect() as conn:
+        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2, 3").fetchall() for t in TABLE_NAMES}
+
+
+def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_row(
+    postgres_server: PostgresServer, tmp_path: Path
+):
+    target = postgres_server.create_database("file_run")
+    password = postgres_server.password
+    url = postgres_server.url("file_run").replace("ais@", f"ais:{password}@")
+    first = cli("run", "--output", str(tmp_path / "first"), "--postgres", url, "--no-wait")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert in_tables(target) == as_stored(tmp_path / "first")
+    rows = every_row(target)
+    assert [len(rows[t]) for t in TABLE_NAMES] == [7294, 926, 98680, 230, 1]
+    # Late reports fired windows again: those rows hold their last firing.
+    with target.connect() as conn:
+        assert conn.execute("SELECT max(revision), count(*) FROM ais_aggregates WHERE revision > 0").fetchone() == (
+            15,
+            171,
+        )
+
+    # The report drawn from the tables is the report of the run's files.
+    pg_env = dict(os.environ, PGPASSWORD=password)
+    assert cli("report", str(tmp_path / "first")).returncode == 0
+    from_db = cli("report", str(tmp_path / "db-report"), "--postgres", postgres_server.url("file_run"), env=pg_env)
+    assert from_db.stdout.strip() == f"report in {tmp_path / 'db-report'}/index.html", from_db.stderr[-2000:]
+    for name in ("index.html", "density.png", "duplicates.png"):
+        assert (tmp_path / "db-report" / name).read_bytes() == (tmp_path / "first" / "report" / name).read_bytes()
+
+    second = cli("run", "--output", str(tmp_path / "second"), "--postgres", url, "--no-wait")
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert every_row(target) == rows
+    with target.connect() as conn:
+        runs = conn.execute("SELECT source, summary FROM ais_runs ORDER BY started_at").fetchall()
+    assert [source for source, _ in runs] == [str(SAMPLE_INPUT)] * 2
+    file_summary = json.loads((tmp_path / "first" / "summary.json").read_text())
+    assert [s["positions_kept"] for _, s in runs] == [7294, 7294]
+    assert {k: v for k, v in runs[0][1].items() if k != "seconds"} == {
+        k: v for k, v in file_summary.items() if k != "seconds"
+    }
+    for done in (first, second):
+        assert password not in done.stdout + done.stderr
+    assert "outputs also into PostgreSQL postgresql://ais@127.0.0.1:" in first.stderr
+
+
+def aggregate(revision: int, reports: int) -> dict[str, Any]:
+    return {
+        "window": "tumbling",
+        "cell": "u4pruy",
+        "window_start": "2022-11-10T02:00:00.000Z",
+        "window_end": "2022-11-10T02:01:00.000Z",
+        "reports": reports,
+        "vessels": 1,
+        "avg_sog": 10.5 if reports else None,
+        "revision": revision,
+    }
+
+
+def load(server: PostgresServer, database: str, directory: Path, records: list[dict[str, Any]]) -> None:
+    (directory / "aggregates").mkdir(parents=True, exist_ok=True)
+    (directory / "aggregates" / "part-0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    env = dict(os.environ, PGPASSWORD=server.password)
+    done = cli("load", str(directory), "--postgres", server.url(database), env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == f"loaded {directory} into {server.url(database)}"
+
+
+def test_a_later_firing_replaces_an_aggregate_row_and_an_older_revision_never_does(
+    postgres_server: PostgresServer, tmp_path: Path
+):
+    target = postgres_server.create_database("revisions")
+    load(postgres_server, "revisions", tmp_path / "a", [aggregate(0, 3)])
+    assert postgres.read_outputs(target, ("aggregates",))["aggregates"] == [aggregate(0, 3)]
+    # A late report fired the window again: revision 1 replaces the row.
+    load(postgres_server, "revisions", tmp_path / "b", [aggregate(1, 4)])
+    assert postgres.read_outputs(target, ("aggregates",))["aggregates"] == [aggregate(1, 4)]
+    # The older firing arriving again (a replay, a restore), alone or after a newer one, changes nothing.
+    load(postgres_server, "revisions", tmp_path / "c", [aggregate(0, 3)])
+    load(postgres_server, "revisions", tmp_path / "d", [aggregate(2, 5), aggregate(1, 4)])
+    assert postgres.read_outputs(target, ("aggregates",))["aggregates"] == [aggregate(2, 5)]
+
+
+def test_bad_conditions_are_one_line_errors_within_seconds_and_the_password_is_never_shown(
+    postgres_server: PostgresServer, tmp_path: Path
+):
+    wrong = "not-the-password-4711"
+    free = unused_port()
+    env = dict(os.environ, PGPASSWORD=postgres_server.password)
+    mismatched = postgres_server.create_database("mismatched")
+    with mismatched.connect() as conn:
+        conn.execute("CREATE TABLE ais_positions (id uuid PRIMARY KEY, mmsi bigint)")
+    cases = [
+        (
+            postgres_server.url("ais").replace("ais@", f"ais:{wrong}@"),
+            f'PostgreSQL at {postgres_server.url("ais")}: password authentication failed for user "ais"',
+        ),
+        (
+            f"postgresql://ais:{wrong}@127.0.0.1:{free}/ais",
+            f"PostgreSQL at postgresql://ais@127.0.0.1:{free}/ais: connection refused"
+            " (is the server running, on that host and port?)",
+        ),
+        (
+            postgres_server.url("no_such_db"),
+            f'PostgreSQL at {postgres_server.url("no_such_db")}: database "no_such_db" does not exist',
+        ),
+        (
+            postgres_server.url("mismatched"),
+            f"table ais_positions in {postgres_server.url('mismatched')} does not match this version's schema"
+            " (expected: id uuid, mmsi bigint, msg_type smallint, event_time timestamp with time zone, lat double"
+            " precision, lon double precision, sog double precision, cog double precision, heading smallint,"
+            " receiver text, cell text; found: id uuid, mmsi bigint): drop or rename it, or use another database",
+        ),
+    ]
+    for url, message in cases:
+        started = time.monotonic()
+        done = cli("run", "--output", str(tmp_path / "out"), "--postgres", url, "--no-wait", env=env)
+        assert time.monotonic() - started < 15
+        assert done.returncode == 2
+        assert done.stderr.strip().splitlines() == [f"ais-pipeline: error: {message}"]
+        assert wrong not in done.stdout + done.stderr and postgres_server.password not in done.stderr
+    # The password from a file works as well as from the URL or PGPASSWORD.
+    secret = tmp_path / "pgpass"
+    secret.write_text(postgres_server.password + "\n")
+    no_password = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"}
+    done = cli(
+        "load", str(tmp_path / "nothing"), "--postgres", postgres_server.url("ais"), "--postgres-password-file",
+        str(secret), env=no_password,
+    )  # fmt: skip
+    assert done.stderr.strip() == f"ais-pipeline: error: {tmp_path / 'nothing'}: no output directories" + (
+        " (positions, static, aggregates, late, dead_letter) to load"
+    )
+
+
+# -- Kafka in, PostgreSQL out, on the standalone cluster, with failures ---------------------------
+
+
+def submit_into(server: PostgresServer, database: str, kafka: str, topic: str, name: str) -> str:
+    """The bounded Kafka job on the cluster, its outputs into ``database`` too; the password
+    reaches the job from PGPASSWORD of the submitting process."""
+    os.environ["PGPASSWORD"] = server.password
+    try:
+        return submit(kafka, topic, name, "--postgres", server.url(database), "--postgres-retries", "3")
+    finally:
+        del os.environ["PGPASSWORD"]
+
+
+def test_kafka_into_postgres_with_a_taskmanager_killed_holds_the_uninterrupted_tables(
+    cluster: str, kafka: str, postgres_server: PostgresServer, feed: Path, oracle: Path
+):
+    target = postgres_server.create_database("kafka_kill")
+    replay(kafka, "pg-kill", feed)
+    job = submit_into(postgres_server, "kafka_kill", kafka, "pg-kill", "pgkill")
+    wait_until_midstream(cluster, job)
+    assert_on_no_page(cluster, job, postgres_server.password)
+    subprocess.run(["bash", str(CLUSTER), "kill-taskmanager"], check=True, capture_output=True)
+    subprocess.run(["bash", str(CLUSTER), "add-taskmanager"], check=True, capture_output=True)
+    assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=400) == "FINISHED"
+    assert in_tables(target, revisions=False) == as_stored(oracle, revisions=False)
+    for log in (ROOT / "log" / "flink").glob("*"):
+        assert postgres_server.password not in log.read_text(errors="replace"), log
+    wait_until_only_live_taskmanagers(cluster)
+
+
+def test_kafka_into_postgres_with_the_database_restarted_holds_the_uninterrupted_tables(
+    cluster: str, kafka: str, postgres_server: PostgresServer, feed: Path, oracle: Path
+):
+    target = postgres_server.create_database("kafka_restart")
+    replay(kafka, "pg-restart", feed)
+    job = submit_into(postgres_server, "kafka_restart", kafka, "pg-restart", "pgrestart")
+    wait_until_midstream(cluster, job)
+    postgres_server.run("stop")
+    time.sleep(5)
+    postgres_server.run("start")
+    assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=400) == "FINISHED"
+    assert in_tables(target, revisions=False) == as_stored(oracle, revisions=False)

@@ -412,7 +412,7 @@ class KafkaAdmin:
 
 
 class PostgresSink:
-    """``ais.flink.jdbc.PostgresSinks``: the JSON records of one output into one table, by
+    """``ais.flink.jdbc.PostgresTableSink``: the JSON records of one output into one table, by
     ``statement`` (one ``?`` per field of ``fields``, in order; ``*`` for every field no other
     takes, as JSON), through Flink's JDBC connector at least once, in batches, retried."""
 
@@ -439,7 +439,7 @@ class PostgresSink:
         from pyflink.datastream.connectors.base import Sink
 
         url, user, password, statement, fields, size, interval, retries = self._args
-        j_sink = _jvm().ais.flink.jdbc.PostgresSinks.sink(
+        j_sink = _jvm().ais.flink.jdbc.PostgresTableSink.sink(
             self._table, url, user, password, statement, _string_array(fields), size, interval, retries
         )
         return Sink(j_sink)

@@ -63,12 +63,16 @@ log = logging.getLogger("ais_pipeline")
 def load(directory: Path, config: PipelineConfig) -> dict[str, object] | None:
     """The outputs of a file run (``--output DIR``) into the tables, each record through its
     table's statement; returns the run's summary.json, when there is one."""
+    import dataclasses
+
     from ais_pipeline import postgres
     from ais_pipeline.flink.environment import local_environment
+    from ais_pipeline.flink.job import free_web_ui_port
     from ais_pipeline.rules.outputs import OUTPUTS
 
     assert config.postgres is not None
-    env = local_environment(config)
+    # A short batch job: its web UI on any free port, never in the way of a running one.
+    env = local_environment(free_web_ui_port(dataclasses.replace(config, web_ui_port=0)))
     streams = {
         name: jvm.OrderedFiles(str(directory / name)).read(env, f"read {name}", f"source-{name}")
         for name in OUTPUTS

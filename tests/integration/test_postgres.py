@@ -75,7 +75,7 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
     target = postgres_server.create_database("file_run")
     password = postgres_server.password
     url = postgres_server.url("file_run").replace("ais@", f"ais:{password}@")
-    first = cli("run", "--output", str(tmp_path / "first"), "--postgres", url, "--no-wait")
+    first = cli("run", "--output", str(tmp_path / "first"), "--postgres", url, "--no-wait", "--web-ui-port", "0")
     assert first.returncode == 0, first.stderr[-3000:]
     assert in_tables(target) == as_stored(tmp_path / "first")
     rows = every_row(target)
@@ -95,7 +95,7 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
     for name in ("index.html", "density.png", "duplicates.png"):
         assert (tmp_path / "db-report" / name).read_bytes() == (tmp_path / "first" / "report" / name).read_bytes()
 
-    second = cli("run", "--output", str(tmp_path / "second"), "--postgres", url, "--no-wait")
+    second = cli("run", "--output", str(tmp_path / "second"), "--postgres", url, "--no-wait", "--web-ui-port", "0")
     assert second.returncode == 0, second.stderr[-3000:]
     assert every_row(target) == rows
     with target.connect() as conn:
@@ -181,7 +181,9 @@ def test_bad_conditions_are_one_line_errors_within_seconds_and_the_password_is_n
     ]
     for url, message in cases:
         started = time.monotonic()
-        done = cli("run", "--output", str(tmp_path / "out"), "--postgres", url, "--no-wait", env=env)
+        done = cli(
+            "run", "--output", str(tmp_path / "out"), "--postgres", url, "--no-wait", "--web-ui-port", "0", env=env
+        )
         assert time.monotonic() - started < 15
         assert done.returncode == 2
         assert done.stderr.strip().splitlines() == [f"ais-pipeline: error: {message}"]

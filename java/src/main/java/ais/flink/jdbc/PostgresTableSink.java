@@ -14,13 +14,13 @@ import org.apache.flink.connector.jdbc.core.datastream.sink.JdbcSink;
  * that make a repeat a no-op, so the table ends up exactly as if each record came once. Its
  * writer is the connector's, closed by {@link RestartableWriter}.
  */
-public final class PostgresSinks implements Sink<String> {
+public final class PostgresTableSink implements Sink<String> {
     private static final long serialVersionUID = 1L;
 
     private final JdbcSink<String> jdbc;
     private final String table;
 
-    private PostgresSinks(JdbcSink<String> jdbc, String table) {
+    private PostgresTableSink(JdbcSink<String> jdbc, String table) {
         this.jdbc = jdbc;
         this.table = table;
     }
@@ -30,7 +30,7 @@ public final class PostgresSinks implements Sink<String> {
         return new RestartableWriter(jdbc.createWriter(context), table);
     }
 
-    public static PostgresSinks sink(
+    public static PostgresTableSink sink(
             String table,
             String url,
             String user,
@@ -54,7 +54,7 @@ public final class PostgresSinks implements Sink<String> {
                         .withBatchIntervalMs(batchIntervalMs)
                         .withMaxRetries(maxRetries)
                         .build();
-        return new PostgresSinks(
+        return new PostgresTableSink(
                 JdbcSink.<String>builder()
                         .withQueryStatement(statement, new JsonRows(fields))
                         .withExecutionOptions(execution)

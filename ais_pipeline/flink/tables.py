@@ -67,12 +67,12 @@ def load(directory: Path, config: PipelineConfig) -> dict[str, object] | None:
 
     from ais_pipeline import postgres
     from ais_pipeline.flink.environment import local_environment
-    from ais_pipeline.flink.job import free_web_ui_port
     from ais_pipeline.rules.outputs import OUTPUTS
+    from ais_pipeline.tools.ports import unused_port
 
     assert config.postgres is not None
     # A short batch job: its web UI on any free port, never in the way of a running one.
-    env = local_environment(free_web_ui_port(dataclasses.replace(config, web_ui_port=0)))
+    env = local_environment(dataclasses.replace(config, web_ui_port=unused_port()))
     streams = {
         name: jvm.OrderedFiles(str(directory / name)).read(env, f"read {name}", f"source-{name}")
         for name in OUTPUTS

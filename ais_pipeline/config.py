@@ -328,6 +328,13 @@ class PipelineConfig:
                     f"must be earliest, latest, committed or timestamp:<epoch ms>, not {self.starting_offsets!r}",
                 )
 
+    def without_secrets(self) -> PipelineConfig:
+        """The config with no credentials (Kafka client properties, the PostgreSQL login), for
+        what is pickled into the job graph (the Python operators)."""
+        import dataclasses
+
+        return dataclasses.replace(self, kafka_properties={}, postgres=None)
+
     @property
     def open_to_network(self) -> bool:
         """True when the web UI and metrics listen beyond this machine's loopback."""

@@ -46,6 +46,7 @@ class Target:
     user: str
     password: str = field(default="", repr=False)
     sslmode: str = ""
+    password_in_url: bool = field(default=False, repr=False, compare=False)
 
     def shown(self) -> str:
         """The URL without the password, for messages."""
@@ -64,6 +65,9 @@ class Target:
         import psycopg
 
         options: dict[str, Any] = {"sslmode": self.sslmode} if self.sslmode else {}
+        if not self.password:
+            # No ~/.pgpass either: the job's JDBC driver would not read it, so neither does this.
+            options["passfile"] = os.devnull
         try:
             conn = psycopg.connect(
                 host=self.host,
@@ -136,6 +140,7 @@ def parse_url(url: str, password_file: str = "", environ: Mapping[str, str] | No
         user=urllib.parse.unquote(parts.username),
         password=password,
         sslmode=query.get("sslmode", [""])[0],
+        password_in_url=bool(parts.password),
     )
 
 
@@ -172,7 +177,12 @@ class Table:
         if not self.newer_revision_wins:
             return sql + "DO NOTHING"
         updates = ", ".join(f"{c.name} = EXCLUDED.{c.name}" for c in self.columns if c.name not in self.key)
-        return sql + f"DO UPDATE SET {updates} WHERE t.revision < EXCLUDED.revision"
+        # A firing carries the whole aggregate so far: more reports is newer. As many reports
+        # and a higher revision is newer too. Not the revision alone: after a restore, a window's
+        # firings can be numbered differently than before (how many there are depends on timing),
+        # and a revision 2 of the restored run may hold a report that the first run's didn't.
+        newer = "(t.reports, t.revision) < (EXCLUDED.reports, EXCLUDED.revision)"
+        return sql + f"DO UPDATE SET {updates} WHERE {newer}"
 
 
 _TS = "timestamp with time zone"

@@ -355,6 +355,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"ais-pipeline: error: {exc}", file=sys.stderr)
             return 2
         log.info("outputs also into PostgreSQL %s", config.postgres.shown())
+        if config.postgres.password_in_url:
+            print(
+                "ais-pipeline: warning: the password in the --postgres URL is visible to other users of this"
+                " machine (ps, shell history); PGPASSWORD or --postgres-password-file keep it out of sight",
+                file=sys.stderr,
+            )
     if not submitted_by_flink_cli():
         until = "until you end the run" if config.source == "file" and keeps_web_ui(config) else "while the job runs"
         print(f"Flink web UI: http://localhost:{config.web_ui_port} ({until})", file=sys.stderr)

@@ -104,7 +104,7 @@ class ParseLines(KeyedProcessFunction):
     """
 
     def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
-        self.config = config
+        self.config = config.without_secrets()  # pickled into the job graph: no passwords in it
         self.emit_tallies = emit_tallies
         marker, _, text = config.test_fail_once.partition("=")
         self.fail_marker, self.fail_text = marker, text

@@ -76,13 +76,16 @@ def record_id(kind: str, *parts: object) -> str:
 def report_id(kind: str, report: Report, window: str = "") -> str:
     """The id of a kept position or static report (``kind`` the output), or of a late record
     (with its window kind): the report's dedup identity (MMSI and the reassembled payload with
-    its fill bits, or the JSON identity) and its event time. The first arrival of a transmission
-    is the one kept, so its event time is the same in every run of the same input; with it, a
-    vessel that sends the same payload again later (moored, the same second of the minute) makes
-    a new record, as the dedup TTL decides."""
-    if window:
-        return record_id(kind, report.mmsi, report.identity, report.ts, window)
-    return record_id(kind, report.mmsi, report.identity, report.ts)
+    its fill bits, or the JSON identity) and its event time; for static and late records also
+    the receiver. The first arrival of a transmission is the one kept, so in every run of the
+    same input in the same order it is the same copy, with the same event time. With the time in
+    it, a vessel that sends the same payload again later (moored, the same second of the minute)
+    makes a new record, as the dedup TTL decides; with the receiver, a static report that comes
+    back to an earlier content through another receiver's late copy (kept: its content differs
+    from the last one kept) is a record of its own, as in the files."""
+    if kind == "positions":
+        return record_id(kind, report.mmsi, report.identity, report.ts)
+    return record_id(kind, report.mmsi, report.identity, report.ts, report.receiver, window)
 
 
 def _position_text(pos: Position, cell: str, record: str) -> str:

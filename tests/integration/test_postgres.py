@@ -109,6 +109,7 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
     for done in (first, second):
         assert password not in done.stdout + done.stderr
     assert "outputs also into PostgreSQL postgresql://ais@127.0.0.1:" in first.stderr
+    assert "warning: the password in the --postgres URL is visible to other users" in first.stderr
 
 
 def aggregate(revision: int, reports: int) -> dict[str, Any]:
@@ -124,9 +125,11 @@ def aggregate(revision: int, reports: int) -> dict[str, Any]:
     }
 
 
-def load(server: PostgresServer, database: str, directory: Path, records: list[dict[str, Any]]) -> None:
-    (directory / "aggregates").mkdir(parents=True, exist_ok=True)
-    (directory / "aggregates" / "part-0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+def load(
+    server: PostgresServer, database: str, directory: Path, records: list[dict[str, Any]], output: str = "aggregates"
+) -> None:
+    (directory / output).mkdir(parents=True, exist_ok=True)
+    (directory / output / "part-0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     env = dict(os.environ, PGPASSWORD=server.password)
     done = cli("load", str(directory), "--postgres", server.url(database), env=env)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -146,6 +149,16 @@ def test_a_later_firing_replaces_an_aggregate_row_and_an_older_revision_never_do
     load(postgres_server, "revisions", tmp_path / "c", [aggregate(0, 3)])
     load(postgres_server, "revisions", tmp_path / "d", [aggregate(2, 5), aggregate(1, 4)])
     assert postgres.read_outputs(target, ("aggregates",))["aggregates"] == [aggregate(2, 5)]
+    # After a restore the firings may be numbered anew: a revision 2 with more reports is newer.
+    load(postgres_server, "revisions", tmp_path / "e", [aggregate(2, 6), aggregate(1, 5)])
+    assert postgres.read_outputs(target, ("aggregates",))["aggregates"] == [aggregate(2, 6)]
+
+
+def test_a_dead_letter_with_a_nul_is_stored_with_a_replacement_character(postgres_server: PostgresServer, tmp_path):
+    target = postgres_server.create_database("nul")
+    dead = {"id": "5f0c3c8e-2f59-3a7c-9d39-0b4c8c3f6a11", "raw": "!AIVDM\u0000x", "reason": "not_text"}
+    load(postgres_server, "nul", tmp_path / "a", [dead], output="dead_letter")
+    assert postgres.read_outputs(target, ("dead_letter",))["dead_letter"] == [dict(dead, raw="!AIVDM\ufffdx")]
 
 
 def test_bad_conditions_are_one_line_errors_within_seconds_and_the_password_is_never_shown(

@@ -69,7 +69,8 @@ def test_each_table_merges_on_its_key_and_only_a_higher_revision_replaces_an_agg
         " revision) VALUES (?::text, ?::text, ?::timestamp with time zone, ?::timestamp with time zone,"
         " ?::integer, ?::integer, ?::double precision, ?::integer) ON CONFLICT (window_kind, cell, window_start)"
         " DO UPDATE SET window_end = EXCLUDED.window_end, reports = EXCLUDED.reports, vessels = EXCLUDED.vessels,"
-        " avg_sog = EXCLUDED.avg_sog, revision = EXCLUDED.revision WHERE t.revision < EXCLUDED.revision"
+        " avg_sog = EXCLUDED.avg_sog, revision = EXCLUDED.revision"
+        " WHERE (t.reports, t.revision) < (EXCLUDED.reports, EXCLUDED.revision)"
     )
     assert postgres.TABLES["static"].fields == ["id", "mmsi", "msg_type", "timestamp", "receiver", "*"]
     assert postgres.TABLES["late"].fields[-1] == "window"
@@ -114,3 +115,16 @@ def test_kept_records_have_ids_unique_in_a_run_and_the_same_in_every_run():
         if name != "dead_letter":  # the same bad line twice is one dead letter in a store
             assert len(set(ids)) == len(ids), name
     assert first.positions, "the fixture has positions"
+
+
+def test_the_config_the_python_operators_pickle_holds_no_credentials():
+    config = parse_config(["--postgres", "postgresql://u:s3cret@h/d"], {"KAFKA_CLIENT_SASL_PASSWORD": "k4fka"})
+    assert config.postgres is not None and config.kafka_properties == {"sasl.password": "k4fka"}
+    clean = config.without_secrets()
+    assert clean.postgres is None and clean.kafka_properties == {}
+    assert clean.parallelism == config.parallelism and clean.window_s == config.window_s
+
+
+def test_a_password_only_in_the_url_is_flagged_for_a_warning():
+    assert postgres.parse_url("postgresql://u:pw@h/d", environ={}).password_in_url
+    assert not postgres.parse_url("postgresql://u@h/d", environ={"PGPASSWORD": "pw"}).password_in_url

@@ -20,7 +20,9 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.Obje
  * values of the named fields, in order, as text (the statement casts each placeholder to its
  * column's type, {@code ?::bigint}), SQL NULL for a null or missing field, and for the field
  * name {@link #REST} the object of every field not named, as JSON (a static report's decoded
- * fields, for a {@code jsonb} column). Numbers keep the text the job wrote them in.
+ * fields, for a {@code jsonb} column). Numbers keep the text the job wrote them in. PostgreSQL's
+ * text and jsonb cannot hold the character NUL (a dead letter's raw line may): it is stored as
+ * U+FFFD, the replacement character.
  *
  * <p>The statements and the field lists are made in Python ({@code ais_pipeline/postgres.py}),
  * with the tables they write to.
@@ -81,7 +83,7 @@ public final class JsonRows implements JdbcStatementBuilder<String> {
                         rest.set(e.getKey(), e.getValue());
                     }
                 }
-                values[i] = rest.toString();
+                values[i] = withoutNul(rest.toString());
                 continue;
             }
             JsonNode value = node.get(fields[i]);
@@ -90,11 +92,15 @@ public final class JsonRows implements JdbcStatementBuilder<String> {
             } else if (value.isBigDecimal()) {
                 values[i] = value.decimalValue().toString();
             } else if (value.isValueNode()) {
-                values[i] = value.asText();
+                values[i] = withoutNul(value.asText());
             } else {
-                values[i] = value.toString();
+                values[i] = withoutNul(value.toString());
             }
         }
         return values;
+    }
+
+    private static String withoutNul(String text) {
+        return text.indexOf('\u0000') < 0 ? text : text.replace("\u0000", "\uFFFD");
     }
 }

@@ -150,7 +150,7 @@ _KNOBS: dict[str, _Knob] = {
         "POSTGRES_MAX_RETRIES",
         int,
         5,
-        "PostgreSQL: a failed batch is retried this often (1 s, 2 s, ... apart) before the job restarts",
+        "PostgreSQL: a failed batch is retried this often (at once, then 1 s, 2 s, ... later) before the job restarts",
     ),
 }
 

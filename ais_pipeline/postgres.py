@@ -157,13 +157,13 @@ class Column:
 @dataclass(frozen=True)
 class Table:
     """One output's table: its columns, the key a repeat is recognised by, and whether a row is
-    replaced by a newer revision (aggregates) or never (every other output)."""
+    replaced by a newer firing of its window (aggregates) or never (every other output)."""
 
     output: str
     name: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
-    newer_revision_wins: bool = False
+    newer_firing_wins: bool = False
 
     @property
     def fields(self) -> list[str]:
@@ -174,7 +174,7 @@ class Table:
         names = ", ".join(c.name for c in self.columns)
         values = ", ".join(f"?::{c.type}" for c in self.columns)
         sql = f"INSERT INTO {self.name} AS t ({names}) VALUES ({values}) ON CONFLICT ({', '.join(self.key)}) "
-        if not self.newer_revision_wins:
+        if not self.newer_firing_wins:
             return sql + "DO NOTHING"
         updates = ", ".join(f"{c.name} = EXCLUDED.{c.name}" for c in self.columns if c.name not in self.key)
         # A firing carries the whole aggregate so far: more reports is newer. As many reports
@@ -236,7 +236,7 @@ TABLES: dict[str, Table] = {
                 Column("revision", "integer", "revision"),
             ),
             ("window_kind", "cell", "window_start"),
-            newer_revision_wins=True,
+            newer_firing_wins=True,
         ),
         Table("late", "ais_late", (*_position_columns(), Column("window_kind", "text", "window")), ("id",)),
         Table(

@@ -4,13 +4,15 @@ cluster of ``flink run``; and the file source of a local run."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pyflink.common import Configuration
 from pyflink.datastream import DataStream, StreamExecutionEnvironment
 
-from ais_pipeline.config import PROJECT_ROOT, PipelineConfig, submitted_by_flink_cli
+from ais_pipeline.config import PROJECT_ROOT, ConfigError, PipelineConfig, submitted_by_flink_cli
 
 if TYPE_CHECKING:
     from ais_pipeline.flink.jvm import LocalCluster
@@ -123,3 +125,16 @@ def file_source(env: StreamExecutionEnvironment, config: PipelineConfig) -> Data
     from ais_pipeline.flink.jvm import OrderedFiles
 
     return OrderedFiles(str(config.input_path), 1000 if config.follow else 0).read(env, "read lines", "source-lines")
+
+
+def connector_jars(profile: str, what: str) -> list[Path]:
+    """The jars of one profile of ``connectors/pom.xml`` (``build/jars/<profile>/``), fetched from
+    Maven Central by ``scripts/fetch-jars.sh`` when they are not all there yet (its ``.complete``
+    marker); a one-line error naming ``what`` when Maven cannot fetch them."""
+    directory = PROJECT_ROOT / "build" / "jars" / profile
+    if not (directory / ".complete").exists():
+        script = PROJECT_ROOT / "scripts" / "fetch-jars.sh"
+        done = subprocess.run(["bash", str(script), profile], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ConfigError(f"could not fetch the {what}: {done.stderr.strip()[-500:]}")
+    return sorted(directory.glob("*.jar"))

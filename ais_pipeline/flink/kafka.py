@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import logging
 import re
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from ais_pipeline.config import OUTPUT_KEYS, PROJECT_ROOT, ConfigError, PipelineConfig
+from ais_pipeline.config import OUTPUT_KEYS, ConfigError, PipelineConfig
 from ais_pipeline.flink import jvm
 
 log = logging.getLogger("ais_pipeline.kafka")
 
-CONNECTOR_DIR = PROJECT_ROOT / "build" / "jars" / "flink"
 # Below the broker's transaction.max.timeout.ms (15 min by default), above any checkpoint pause.
 TRANSACTION_TIMEOUT_MS = 600_000
 PREFLIGHT_TIMEOUT_S = 10
@@ -31,13 +29,10 @@ class KafkaSetupError(ConfigError):
 
 
 def kafka_jars() -> list[Path]:
-    """The connector jar, fetched from Maven Central when missing (``scripts/fetch-jars.sh``)."""
-    if not any(CONNECTOR_DIR.glob("*.jar")):
-        script = PROJECT_ROOT / "scripts" / "fetch-jars.sh"
-        done = subprocess.run(["bash", str(script), "flink"], capture_output=True, text=True)
-        if done.returncode != 0:
-            raise KafkaSetupError(f"could not fetch the Kafka connector jar: {done.stderr.strip()[-500:]}")
-    return sorted(CONNECTOR_DIR.glob("*.jar"))
+    """The connector jar (``build/jars/flink/``), fetched from Maven Central when missing."""
+    from ais_pipeline.flink.environment import connector_jars
+
+    return connector_jars("flink", "Kafka connector jar")
 
 
 SHADED_PREFIX = "org.apache.flink.kafka.shaded."

@@ -8,29 +8,15 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pyflink.datastream import DataStream, StreamExecutionEnvironment
 
-from ais_pipeline.config import PROJECT_ROOT, ConfigError, PipelineConfig, add_arguments, from_args
+from ais_pipeline.config import ConfigError, PipelineConfig, add_arguments, from_args
 from ais_pipeline.flink import jvm
 from ais_pipeline.postgres import TABLES
-
-JDBC_DIR = PROJECT_ROOT / "build" / "jars" / "jdbc"
-
-
-def jdbc_jars() -> list[Path]:
-    """Flink's JDBC connector and the PostgreSQL driver, fetched from Maven Central when missing
-    (``scripts/fetch-jars.sh jdbc``)."""
-    if not (JDBC_DIR / ".complete").exists():
-        script = PROJECT_ROOT / "scripts" / "fetch-jars.sh"
-        done = subprocess.run(["bash", str(script), "jdbc"], capture_output=True, text=True)
-        if done.returncode != 0:
-            raise ConfigError(f"could not fetch the JDBC connector jars: {done.stderr.strip()[-500:]}")
-    return sorted(JDBC_DIR.glob("*.jar"))
 
 
 def attach_postgres_sinks(
@@ -39,7 +25,10 @@ def attach_postgres_sinks(
     """Every output (name -> stream of its JSON records) into its table."""
     target = config.postgres
     assert target is not None
-    for jar in jdbc_jars():
+    from ais_pipeline.flink.environment import connector_jars
+
+    # Flink's JDBC connector and the PostgreSQL driver (build/jars/jdbc/), fetched when missing.
+    for jar in connector_jars("jdbc", "JDBC connector jars"):
         env.add_jars(jar.as_uri())
     for name, stream in streams.items():
         table = TABLES[name]

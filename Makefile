@@ -1,10 +1,10 @@
 # Two commands on a fresh machine:
 #   make run    the job on the bundled real sample, in a local Flink mini-cluster -> out/sample/
 #   make test   every test (lint and types too); it sets itself up
-# Each target installs what it needs into .venv (Python packages from PyPI) and build/ (the job's
-# Java classes built by Maven from java/pom.xml, Flink's jars from Maven Central for compiling and
-# testing them; the Kafka and JDBC connectors, the PostgreSQL driver and a Kafka broker's jars, as
-# connectors/pom.xml pins them).
+# Each target installs what it needs: .venv (the package, editable, with Python packages from PyPI;
+# its build runs Maven on java/ into udfs/ais_pipeline/jars/), and the jar cache
+# (~/.cache/ais-pipeline/jars, or AIS_PIPELINE_CACHE: the Kafka and JDBC connectors, the PostgreSQL
+# driver and a Kafka broker's jars from Maven Central, as connectors/pom.xml pins them).
 #
 # Kafka and a standalone cluster (see README "Kafka and a Flink cluster"):
 #   make kafka-start | kafka-stop        one KRaft broker on 127.0.0.1:9092 (scripts/kafka.sh)
@@ -18,17 +18,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 MVN := mvn -q -B -Dstyle.color=never
-JAR := build/java/ais-flink-helpers.jar
-CONNECTOR_JARS := build/jars/flink/.complete
-BROKER_JARS := build/jars/kafka/.complete
-JDBC_JARS := build/jars/jdbc/.complete
+JAR := udfs/ais_pipeline/jars/ais-flink-helpers.jar
 
 .PHONY: setup run test test-java test-unit test-flink test-integration lint plain clean browser bench \
 	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka postgres-start postgres-stop
 
-setup: $(STAMP) $(JAR) $(CONNECTOR_JARS) $(JDBC_JARS) $(BROKER_JARS)
+setup: $(STAMP) $(JAR)
+	$(PY) -m ais_pipeline.resources fetch kafka-connector jdbc kafka-broker
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml java/maven_backend.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test,dev]"
@@ -37,33 +35,22 @@ $(STAMP): pyproject.toml
 $(JAR): $(shell find java/src/main -type f) java/pom.xml
 	$(MVN) -f java/pom.xml -DskipTests package
 
-$(CONNECTOR_JARS): connectors/pom.xml
-	rm -f $(CONNECTOR_JARS)
-	bash scripts/fetch-jars.sh flink
-
-$(JDBC_JARS): connectors/pom.xml
-	rm -f $(JDBC_JARS)
-	bash scripts/fetch-jars.sh jdbc
-
-$(BROKER_JARS): connectors/pom.xml
-	rm -f $(BROKER_JARS)
-	bash scripts/fetch-jars.sh broker
-
 run: setup
 	$(VENV)/bin/ais-pipeline run --output out/sample $(ARGS)
 
 plain: setup
-	$(PY) -m ais_pipeline.rules.plain --output out/sample-plain $(ARGS)
+	$(PY) -m ais_pipeline.tools.plain --output out/sample-plain $(ARGS)
 
 lint: setup
-	$(VENV)/bin/ruff check ais_pipeline tests scripts
-	$(VENV)/bin/ruff format --check ais_pipeline tests scripts
+	$(VENV)/bin/ruff check udfs jobs tests java/maven_backend.py
+	$(VENV)/bin/ruff format --check udfs jobs tests java/maven_backend.py
 	$(VENV)/bin/mypy
 
 # The benchmark: decode-only ceiling, plain loop, job at parallelism 1 and 2, on seeded feeds of
-# 100,000 and 400,000 lines, twice each; writes the tables into README.md (ais_pipeline/tools/bench.py).
+# 100,000 and 400,000 lines, twice each; writes the tables into docs/performance.md
+# (udfs/ais_pipeline/tools/bench.py).
 bench: setup
-	$(PY) -m ais_pipeline.tools.bench --readme $(ARGS)
+	$(PY) -m ais_pipeline.tools.bench --write-docs $(ARGS)
 
 # The Java operators on Flink's test harnesses, against the golden cases in tests/golden/.
 test-java: setup
@@ -113,4 +100,4 @@ test: lint browser test-java
 	$(PY) -m pytest
 
 clean:
-	rm -rf $(VENV) build out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build out .pytest_cache .mypy_cache .ruff_cache udfs/ais_pipeline/jars udfs/ais_pipeline/bundled

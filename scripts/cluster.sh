@@ -4,7 +4,7 @@
 # submit passes FLINK_RUN_ARGS to `flink run` (for example "-s <savepoint> -p 2"); kill-taskmanager
 # kills every TaskManager with SIGKILL (fault injection), add-taskmanager starts one more.
 # Logs go to log/flink/. Thread mode embeds the venv's Python in the TaskManager: the daemons get
-# PYTHONPATH (the venv's site-packages and this project) from here, and flink-python's jar goes to
+# PYTHONPATH (the venv's site-packages and udfs/, the job's package) from here, and flink-python's jar goes to
 # lib/ (without it a TaskManager's second job failed with NoSuchFieldException: loadedLibraryNames).
 # Closed by default: every server listens on loopback (flink-conf/config.yaml). BIND_ADDRESS=0.0.0.0
 # opens the web UI / REST API and the Prometheus endpoints to the network (a copy of flink-conf with
@@ -32,7 +32,7 @@ PY
     ;;
 esac
 export FLINK_LOG_DIR=${FLINK_LOG_DIR:-$root/log/flink}
-export PYTHONPATH=$root:$site${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$root/udfs:$site${PYTHONPATH:+:$PYTHONPATH}
 mkdir -p "$FLINK_LOG_DIR"
 # A local run puts the Prometheus reporter jars on HADOOP_CLASSPATH for its mini-cluster (and its
 # children inherit it); the daemons would put them on their classpath, where they clash with the
@@ -54,7 +54,7 @@ PY
 case "${1:-}" in
   start)
     cp -n "$flink_home"/opt/flink-python-*.jar "$flink_home/lib/" 2>/dev/null || true
-    metrics_jar=$root/build/java/ais-flink-helpers-metrics.jar
+    metrics_jar=$root/udfs/ais_pipeline/jars/ais-flink-helpers-metrics.jar
     test -f "$metrics_jar" || { echo "$metrics_jar is missing: run make setup" >&2; exit 2; }
     cp "$metrics_jar" "$flink_home/plugins/metrics-prometheus/"
     if [ "$FLINK_CONF_DIR" != "$root/flink-conf" ]; then
@@ -78,9 +78,9 @@ case "${1:-}" in
     ;;
   submit)
     shift
-    test -f "$root/build/java/ais-flink-helpers.jar" || { echo "build/java/ais-flink-helpers.jar is missing: run make setup" >&2; exit 2; }
+    test -f "$root/udfs/ais_pipeline/jars/ais-flink-helpers.jar" || { echo "udfs/ais_pipeline/jars/ais-flink-helpers.jar is missing: run make setup" >&2; exit 2; }
     # shellcheck disable=SC2086
-    exec "$flink_home/bin/flink" run ${FLINK_RUN_ARGS:-} -py "$root/ais_pipeline/flink/job.py" --pyFiles "$root/ais_pipeline" \
+    exec "$flink_home/bin/flink" run ${FLINK_RUN_ARGS:-} -py "$root/jobs/ais_traffic.py" --pyFiles "$root/udfs" \
       -pyexec "$py" -pyclientexec "$py" "$@"
     ;;
   add-taskmanager)

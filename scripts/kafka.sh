@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
 # One Apache Kafka broker in KRaft mode (combined broker and controller) on 127.0.0.1, from the
-# Maven Central jars that connectors/pom.xml pins (fetched on first use):
+# Maven Central jars that connectors/pom.xml pins (fetched into the jar cache on first use):
 #   scripts/kafka.sh start | stop | status | clean
 # Settings (environment): KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093),
 # KAFKA_DIR (build/kafka: config, data and the broker's log), KAFKA_SASL_USERS ("user:password ..."
 # turns the client listener into SASL_PLAINTEXT with the PLAIN mechanism and these users).
 # Auto-creation of topics is off: the job fails clearly on a missing topic instead of inventing
-# one; create topics with `python -m jobs.kafka_topics` (or the replay tool, which creates its own).
+# one; create topics with the replay tool (ais-pipeline replay), which creates its own.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 port=${KAFKA_PORT:-9092}
 controller_port=${KAFKA_CONTROLLER_PORT:-9093}
 dir=${KAFKA_DIR:-$root/build/kafka}
-jars=$root/build/jars/kafka
+py=${PYTHON:-$root/.venv/bin/python}
 pidfile=$dir/broker.pid
 
 running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
 start() {
   if running; then echo "kafka already running (pid $(cat "$pidfile")) on 127.0.0.1:$port"; return; fi
-  bash "$root/scripts/fetch-jars.sh" broker
+  local jars
+  jars=$("$py" -m ais_pipeline.resources jars kafka-broker)
   mkdir -p "$dir"
   local protocol=PLAINTEXT
   if [ -n "${KAFKA_SASL_USERS:-}" ]; then protocol=SASL_PLAINTEXT; fi

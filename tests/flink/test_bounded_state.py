@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.rules.plain import PlainPipeline, read_lines
+from ais_pipeline.files import read_lines
+from ais_pipeline.rules.plain import PlainPipeline
 from ais_pipeline.tools import state_over_time
 
 pytestmark = pytest.mark.flink

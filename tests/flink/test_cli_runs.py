@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.flink.test_job import ROOT
+from tests.support.jobs import ROOT
 
 pytestmark = pytest.mark.flink
 
@@ -127,7 +127,7 @@ def test_on_a_terminal_a_run_shows_one_refreshing_progress_line(tmp_path: Path):
 
 def test_on_a_terminal_the_web_ui_shows_the_finished_job_until_enter(tmp_path: Path):
     from ais_pipeline.config import SAMPLE_INPUT
-    from ais_pipeline.tools.ports import unused_port
+    from ais_pipeline.pipeline.ports import unused_port
 
     port = unused_port()
     seen: dict[str, object] = {}

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.flink.test_job import assert_same_outputs, run_job, run_oracle
-from tests.fuzz import hostile_feed
+from tests.support.fuzz import hostile_feed
+from tests.support.jobs import assert_same_outputs, run_job, run_oracle
 
 pytestmark = pytest.mark.flink
 

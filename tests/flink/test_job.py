@@ -17,70 +17,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
-from ais_pipeline.rules.outputs import final_aggregates, read_jsonl
-from ais_pipeline.rules.plain import read_lines, run_plain, write_outputs
-from tests.nmea import BASE, position, tagged
+from ais_pipeline.config import SAMPLE_INPUT
+from ais_pipeline.files import read_jsonl
+from tests.support.jobs import SAMPLE_SUMMARY, assert_same_outputs, final, run_job, run_oracle
+from tests.support.nmea import BASE, position, tagged
 
 pytestmark = pytest.mark.flink
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_job(input_path: Path, output: Path, *flags: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "ais_pipeline.flink.job", "--input", str(input_path), "--output", str(output)]
-    cmd += ["--web-ui-port", "0", *flags]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads((output / "summary.json").read_text())  # type: ignore[no-any-return]
-
-
-def run_oracle(input_path: Path, output: Path, **knobs: Any) -> None:
-    config = PipelineConfig(input_path=input_path, **knobs)
-    write_outputs(run_plain(config, list(read_lines(input_path))), output)
-
-
-final = final_aggregates  # the highest revision of every (window, cell, window start)
-
-
-def assert_same_outputs(job: Path, oracle: Path) -> None:
-    # Each vessel's reports reach the dedup rules in input order at any parallelism, so even which
-    # receiver's copy of a static report is kept is the plain loop's.
-    for name in ("positions", "static", "late", "dead_letter"):
-
-        def canonical(directory: Path, name: str = name) -> list[str]:
-            return sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(directory / name))
-
-        assert canonical(job) == canonical(oracle), name
-    got_aggs, want_aggs = read_jsonl(job / "aggregates"), read_jsonl(oracle / "aggregates")
-    strip = lambda m: {k: {f: v for f, v in a.items() if f != "revision"} for k, a in m.items()}  # noqa: E731
-    assert strip(final(got_aggs)) == strip(final(want_aggs))
-    # Every window's firings are revisions 0, 1, 2, ... without gaps.
-    seen: dict[tuple[str, str, str], list[int]] = {}
-    for a in got_aggs:
-        seen.setdefault((a["window"], a["cell"], a["window_start"]), []).append(a["revision"])
-    assert all(sorted(revs) == list(range(len(revs))) for revs in seen.values())
-
-
-# The bundled sample's summary.json figures (what the Kafka tests read from the metrics, too).
-SAMPLE_SUMMARY: dict[str, Any] = {
-    "lines": 10000,
-    "positions_kept": 7294,
-    "duplicates_exact": 881,
-    "duplicates_near": 3,
-    "static_kept": 926,
-    "static_duplicates": 3,
-    "no_position": 42,
-    "other_types": 231,
-    "fragments_joined": 619,
-    "late": 0,
-    "dead_letter": {"incomplete_multipart": 1},
-    "late_records": {"tumbling": 230, "sliding": 0},
-    "accounted_lines": 10000,
-}
 
 
 @pytest.fixture(scope="module")

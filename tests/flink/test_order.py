@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.rules.outputs import read_jsonl
-from tests.feeds import HOUR, amendments_feed, receivers_feed
-from tests.flink.test_job import assert_same_outputs, final, run_job, run_oracle
+from ais_pipeline.files import read_jsonl
+from tests.support.feeds import HOUR, amendments_feed, receivers_feed
+from tests.support.jobs import assert_same_outputs, final, run_job, run_oracle
 
 pytestmark = pytest.mark.flink
 

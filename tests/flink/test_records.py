@@ -10,44 +10,66 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
-from ais_pipeline.rules.outputs import read_jsonl, read_tallies, summarize
-from ais_pipeline.rules.plain import read_lines, run_plain, write_outputs
+from ais_pipeline.files import read_jsonl, read_lines, read_tallies, summarize, write_outputs
+from ais_pipeline.rules.plain import run_plain
 from ais_pipeline.rules.records import Report, VesselPane
-from tests.flink.test_job import assert_same_outputs
+from tests.support.jobs import assert_same_outputs
 
 pytestmark = pytest.mark.flink
 
 
 @pytest.fixture(scope="module")
 def env():  # type: ignore[no-untyped-def]
-    from ais_pipeline.flink.environment import local_environment
+    from ais_pipeline.pipeline.environment import local_environment
+    from ais_pipeline.resources import helpers_jar
 
     environment = local_environment(PipelineConfig(web_ui_port=0, checkpoint_interval_s=0))
-    from ais_pipeline.flink import jvm
-
-    environment.add_jars(jvm.helpers_jar().as_uri())
+    environment.add_jars(helpers_jar().as_uri())
     return environment
 
 
 def test_the_java_operators_accept_the_row_types_python_declares(env):  # type: ignore[no-untyped-def]
-    from ais_pipeline.flink import jvm, rows
+    from ais_pipeline.functions import rows
+    from ais_pipeline.jvm.operators import AggregateJson, CellWindows, ReceiverWatermarks
 
-    # Each constructor resolves its fields by name and checks their types (RecordLayout.java):
-    # a mismatch raises here, naming the field.
-    assert jvm.check_layouts(
-        rows.parsed_type(), rows.wire_report_type(), rows.vessel_pane_type(), rows.aggregate_type()
-    )
+    # Each Java operator resolves the fields it uses by name and checks their types when it is
+    # built (RecordLayout.java): a mismatch raises here, naming the field.
+    config = PipelineConfig()
+    CellWindows(
+        "windows", "windows", config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms,
+        rows.vessel_pane_type(), rows.aggregate_type(),
+    ).build()  # fmt: skip
+    ReceiverWatermarks(
+        "watermarks", "watermarks", 10_000, 30_000, 300_000, 64, 256, 60_000, rows.parsed_type(),
+        rows.wire_report_type(),
+    ).build()  # fmt: skip
+    AggregateJson("json", "json", rows.aggregate_type()).build()
+
+
+def test_a_java_operator_names_the_field_whose_type_python_declares_otherwise(env):  # type: ignore[no-untyped-def]
+    from pyflink.common import Types
+
+    from ais_pipeline.functions import rows
+    from ais_pipeline.jvm.operators import AggregateJson
+
+    names = list(rows.aggregate_type().get_field_names())
+    declared = zip(names, rows.aggregate_type().get_field_types(), strict=True)
+    types = [Types.STRING() if n == "reports" else t for n, t in declared]
+    wrong = Types.ROW_NAMED(names, types)
+    with pytest.raises(Exception, match="reports"):
+        AggregateJson("json", "json", wrong).build()
 
 
 def test_a_record_survives_the_round_trip_through_java_as_columns(env):  # type: ignore[no-untyped-def]
-    from ais_pipeline.flink import jvm, rows
+    from ais_pipeline.functions import rows
+    from ais_pipeline.jvm.operators import ColumnsToRows
 
     panes = [
         VesselPane("u14zg4", 1_700_000_040_000, 244000001, 1, 10_200, 1, True, True, 0),
         VesselPane("gcpvj0", 1_700_000_100_000, 235000002, 1, 0, 0, False, True, 1_700_000_160_000),
     ]
     batch = env.from_collection([rows.to_columns(panes)], type_info=rows.columns(rows.vessel_pane_type()))
-    back = jvm.ColumnsToRows(rows.vessel_pane_type()).apply(batch, "rows")
+    back = ColumnsToRows("rows", "rows", rows.vessel_pane_type()).apply(batch)
     got = [
         rows.from_row(VesselPane, r)
         for r in back.map(lambda r: r, output_type=rows.vessel_pane_type()).execute_and_collect()
@@ -75,13 +97,13 @@ def test_a_record_survives_the_round_trip_through_java_as_columns(env):  # type:
 def test_build_pipeline_runs_in_process_on_a_collection_of_lines_and_equals_the_plain_loop(env, tmp_path: Path):  # type: ignore[no-untyped-def]
     from pyflink.common import Types
 
-    from ais_pipeline.flink.job import attach_sinks
-    from ais_pipeline.flink.topology import build_pipeline
+    from ais_pipeline.pipeline.sinks import file_sinks
+    from ais_pipeline.pipeline.topology import build_pipeline
 
     lines = list(read_lines(SAMPLE_INPUT))[:3000]
     config = PipelineConfig(web_ui_port=0)
     streams = build_pipeline(env, env.from_collection(lines, type_info=Types.STRING()), config)
-    attach_sinks(streams, tmp_path / "out", tmp_path / "tally", print_too=False)
+    file_sinks(streams, tmp_path / "out", tmp_path / "tally", print_too=False)
     env.execute("in-process")
     summary = summarize(read_tallies(tmp_path / "tally"), len(lines), tmp_path / "out")
     assert summary["accounted_lines"] == 3000

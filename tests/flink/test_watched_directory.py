@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
-from ais_pipeline.rules.outputs import read_jsonl
-from ais_pipeline.rules.plain import read_lines, run_plain
-from ais_pipeline.tools.ports import unused_port as free_port
-from tests.flink.test_job import ROOT, SAMPLE_SUMMARY, assert_same_outputs, final, run_oracle
+from ais_pipeline.files import read_jsonl, read_lines
+from ais_pipeline.pipeline.ports import unused_port as free_port
+from ais_pipeline.rules.plain import run_plain
+from tests.support.jobs import ROOT, SAMPLE_SUMMARY, assert_same_outputs, final, run_oracle
 
 pytestmark = pytest.mark.flink
 # The sample's receivers' watermark ends at 02:14:43.999 (the newest report of the slowest current
@@ -38,7 +38,7 @@ def test_a_watched_directory_fires_windows_while_the_job_runs_and_the_web_ui_sho
     watched, out = tmp_path / "in", tmp_path / "out"
     watched.mkdir()
     shutil.copy(SAMPLE_INPUT, watched / SAMPLE_INPUT.name)
-    cmd = [sys.executable, "-m", "ais_pipeline.flink.job", "--input", str(watched), "--output", str(out)]
+    cmd = [sys.executable, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(watched), "--output", str(out)]
     port = free_port()
     cmd += ["--follow", "--parallelism", "2", "--web-ui-port", str(port)]
     log = (tmp_path / "job.log").open("w")

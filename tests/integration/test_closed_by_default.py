@@ -18,9 +18,10 @@ import psutil
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.tools.ports import unused_port
-from tests.integration.conftest import ROOT, SASL_PASSWORD, sasl_client_properties
-from tests.integration.kafka_util import rest, submit, wait_for_state
+from ais_pipeline.pipeline.ports import unused_port
+from tests.support.kafka import rest, submit, wait_for_state
+from tests.support.servers import ROOT, SASL_PASSWORD, sasl_client_properties
+from tests.support.web import assert_on_no_page, get_text
 
 pytestmark = pytest.mark.integration
 
@@ -80,11 +81,6 @@ def assert_no_jar_handlers(base: str) -> None:
         raise AssertionError("/jars answered")
     except urllib.error.HTTPError as err:
         assert err.code == 404
-
-
-def get_text(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        return resp.read().decode(errors="replace")  # type: ignore[no-any-return]
 
 
 def external_address() -> str | None:
@@ -211,28 +207,6 @@ def test_the_sasl_password_is_on_no_page_of_the_web_ui_and_in_no_log(cluster: st
         rest(cluster, f"/jobs/{job}", method="PATCH")
     for log in (ROOT / "log" / "flink").glob("*"):
         assert SASL_PASSWORD not in log.read_text(errors="replace"), log
-
-
-def assert_on_no_page(cluster: str, job: str, secret: str) -> None:
-    """``secret`` is on no page of the web UI about the running ``job``: its config and plan, the
-    JobManager's config, environment and log, every TaskManager's log and stdout."""
-    pages = [
-        f"/jobs/{job}",
-        f"/jobs/{job}/config",
-        f"/jobs/{job}/plan",
-        f"/jobs/{job}/jobmanager/config",
-        f"/jobs/{job}/jobmanager/environment",
-        "/jobmanager/config",
-        "/jobmanager/environment",
-        "/jobmanager/log",
-    ]
-    for tm in rest(cluster, "/taskmanagers")["taskmanagers"]:
-        pages += [f"/taskmanagers/{tm['id']}/log", f"/taskmanagers/{tm['id']}/stdout"]
-    seen = {}
-    for page in pages:
-        seen[page] = get_text(cluster + page)
-        assert secret not in seen[page], page
-    assert len(seen[f"/jobs/{job}/config"]) > 100
 
 
 def replay_secured(sasl_kafka: str, props: Path) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from tests.flink.test_job import assert_same_outputs, run_oracle
-from tests.integration.conftest import CLUSTER
+from tests.support.jobs import assert_same_outputs, run_oracle
+from tests.support.servers import CLUSTER
 
 pytestmark = pytest.mark.integration
 

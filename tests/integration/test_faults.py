@@ -21,13 +21,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.flink.test_job import ROOT, assert_same_outputs
-from tests.integration import kafka_util
-from tests.integration.conftest import CLUSTER, FAULT_FEED_COPIES, Broker
-from tests.integration.kafka_util import operator_metrics, rest, wait_for_state, write_outputs
+from tests.support.jobs import ROOT, assert_same_outputs
+from tests.support.kafka import (
+    FAULT_FEED_LINES,
+    operator_metrics,
+    replay_feed,
+    rest,
+    submit_bounded,
+    wait_for_state,
+    wait_until_midstream,
+    wait_until_only_live_taskmanagers,
+    write_outputs,
+)
+from tests.support.servers import CLUSTER, Broker
 
 pytestmark = pytest.mark.integration
-LINES = FAULT_FEED_COPIES * 10_000
 RESULTS = ROOT / "build" / "reliability" / "recovery.json"
 
 
@@ -39,37 +47,6 @@ def recovery_times() -> Iterator[dict[str, float]]:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         RESULTS.write_text(json.dumps(previous | times, indent=2) + "\n")
-
-
-def replay(kafka: str, topic: str, feed: Path) -> None:
-    kafka_util.replay(kafka, topic, feed, LINES)
-
-
-def submit(kafka: str, topic: str, name: str, *flags: str, run_args: str = "") -> str:
-    """The job, bounded, with checkpoints every second (and multipart groups that never time out
-    before the end of the input, as in the uninterrupted result)."""
-    flags = ("--bounded", "--checkpoint-interval", "1", "--multipart-timeout", "600", *flags)
-    return kafka_util.submit(kafka, topic, name, *flags, run_args=run_args)
-
-
-# The dedup operator's counters: every report it has decided, kept or dropped.
-DECIDED = {"positions_kept", "static_kept", "duplicates_exact", "duplicates_near", "static_duplicates", "no_position"}
-
-
-def wait_until_midstream(cluster: str, job: str) -> None:
-    """Until a checkpoint has completed and the dedup operator has decided reports, well before
-    the end of the feed: as early as the metrics (refreshed every second) tell. Lines read say
-    less: parsed records wait in network buffers in front of the dedup operator."""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if rest(cluster, f"/jobs/{job}")["state"] == "RUNNING":
-            done = rest(cluster, f"/jobs/{job}/checkpoints")["counts"]["completed"]
-            decided = sum(operator_metrics(cluster, job, DECIDED).values())
-            if done >= 1 and decided > 0:
-                assert decided < LINES * 0.9, "the job decided most of the feed before the failure"
-                return
-        time.sleep(0.2)
-    raise AssertionError("the job did not get going")
 
 
 def first_commit_after(cluster: str, jobs: list[str], since_ms: int) -> float:
@@ -96,8 +73,8 @@ def check_outputs(kafka: str, name: str, oracle: Path, tmp_path: Path) -> None:
 def test_taskmanager_killed_with_sigkill_restores_from_the_last_checkpoint(
     cluster: str, kafka: str, feed: Path, oracle: Path, tmp_path: Path, recovery_times: dict[str, float]
 ):
-    replay(kafka, "faults-kill", feed)
-    job = submit(kafka, "faults-kill", "kill")
+    replay_feed(kafka, "faults-kill", feed)
+    job = submit_bounded(kafka, "faults-kill", "kill")
     wait_until_midstream(cluster, job)
     failed_at = int(time.time() * 1000)
     subprocess.run(["bash", str(CLUSTER), "kill-taskmanager"], check=True, capture_output=True)
@@ -111,19 +88,6 @@ def test_taskmanager_killed_with_sigkill_restores_from_the_last_checkpoint(
     wait_until_only_live_taskmanagers(cluster)
 
 
-def wait_until_only_live_taskmanagers(cluster: str) -> None:
-    """Until the cluster has forgotten the killed TaskManager (after its heartbeat timeout) and
-    every slot it lists is free: the next test's job would otherwise be offered the dead one's
-    slots, and wait for them."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        tms = rest(cluster, "/taskmanagers")["taskmanagers"]
-        if len(tms) == 1 and tms[0]["freeSlots"] == tms[0]["slotsNumber"]:
-            return
-        time.sleep(1)
-    raise AssertionError(f"the cluster still lists {len(tms)} TaskManagers")
-
-
 @pytest.mark.parametrize("parallelism", [1, 2])
 def test_stop_with_savepoint_and_start_again_from_it(
     parallelism: int,
@@ -135,20 +99,20 @@ def test_stop_with_savepoint_and_start_again_from_it(
     recovery_times: dict[str, float],
 ):
     name = f"savepoint-p{parallelism}"
-    replay(kafka, name, feed)
-    job = submit(kafka, name, name)
+    replay_feed(kafka, name, feed)
+    job = submit_bounded(kafka, name, name)
     wait_until_midstream(cluster, job)
     stopped_at = int(time.time() * 1000)
     location = stop_with_savepoint(cluster, job, tmp_path / "sp", drain=False)
     wait_for_state(cluster, job, {"FINISHED"}, timeout_s=60)
     # The same job file at another parallelism: every stateful operator has a stable uid.
-    restored = submit(kafka, name, name, "--parallelism", str(parallelism), run_args=f"-s {location}")
+    restored = submit_bounded(kafka, name, name, "--parallelism", str(parallelism), run_args=f"-s {location}")
     # A bounded Kafka source restored from a savepoint reads up to its stopping offsets but does
     # not finish (connector 5.0.0-2.2): once it has read the whole feed, stop the job with
     # --drain, which ends the input as the end of a bounded source does (final watermark).
     deadline = time.monotonic() + 400
     while time.monotonic() < deadline:
-        if operator_metrics(cluster, restored, {"currentOffset"}).get("currentOffset", -1) >= LINES - 1:
+        if operator_metrics(cluster, restored, {"currentOffset"}).get("currentOffset", -1) >= FAULT_FEED_LINES - 1:
             break
         time.sleep(1)
     else:
@@ -165,8 +129,8 @@ def test_kafka_broker_restarted_while_the_job_runs(
     cluster: str, broker: Broker, feed: Path, oracle: Path, tmp_path: Path, recovery_times: dict[str, float]
 ):
     kafka = broker.bootstrap
-    replay(kafka, "faults-broker", feed)
-    job = submit(kafka, "faults-broker", "broker")
+    replay_feed(kafka, "faults-broker", feed)
+    job = submit_bounded(kafka, "faults-broker", "broker")
     wait_until_midstream(cluster, job)
     failed_at = int(time.time() * 1000)
     broker.run("stop")
@@ -179,11 +143,11 @@ def test_kafka_broker_restarted_while_the_job_runs(
 def test_an_operator_that_throws_recovers_with_the_restart_strategy(
     cluster: str, kafka: str, feed: Path, oracle: Path, tmp_path: Path, recovery_times: dict[str, float]
 ):
-    replay(kafka, "faults-throw", feed)
+    replay_feed(kafka, "faults-throw", feed)
     # A line of the fourth copy of the capture (the one at 30,000): the job throws on it once.
     text = feed.read_text().splitlines()[30_000].strip()
     marker = tmp_path / "failed-once"
-    job = submit(kafka, "faults-throw", "throw", "--test-fail-once", f"{marker}={text}")
+    job = submit_bounded(kafka, "faults-throw", "throw", "--test-fail-once", f"{marker}={text}")
     assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=400) == "FINISHED"
     assert marker.exists(), "the injected failure did not happen"
     failed_at = int(marker.stat().st_mtime * 1000)

@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.rules.outputs import read_jsonl
+from ais_pipeline.files import read_jsonl
 from ais_pipeline.rules.parse import parse_line
 from ais_pipeline.rules.records import Report
-from tests.flink.test_job import ROOT, SAMPLE_SUMMARY, assert_same_outputs, run_oracle
-from tests.integration.conftest import free_port
-from tests.integration.kafka_util import (
+from tests.support.jobs import ROOT, SAMPLE_SUMMARY, assert_same_outputs, run_oracle
+from tests.support.kafka import (
     operator_metrics,
     read_topic,
     replay,
@@ -30,6 +29,7 @@ from tests.integration.kafka_util import (
     wait_for_state,
     write_outputs,
 )
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -153,7 +153,7 @@ def prometheus_values(job: str, metric: str) -> list[float]:
 
 
 def run_local(*flags: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "ais_pipeline.flink.job", "--source", "kafka", "--web-ui-port", "0", *flags]
+    cmd = [sys.executable, "-m", "ais_pipeline.jobs.ais_traffic", "--source", "kafka", "--web-ui-port", "0", *flags]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
@@ -195,7 +195,7 @@ def test_records_that_are_not_text_are_dead_lettered_and_tombstones_skipped(kafk
 def test_sasl_credentials_pass_through_from_a_properties_file_and_are_never_printed(sasl_kafka: str, tmp_path: Path):
     import pyflink
 
-    from tests.integration.conftest import SASL_PASSWORD, SASL_USER, sasl_client_properties
+    from tests.support.servers import SASL_PASSWORD, SASL_USER, sasl_client_properties
 
     props = sasl_client_properties(tmp_path / "client.properties")
     cmd = [sys.executable, "-m", "ais_pipeline.cli", "replay", str(SAMPLE_INPUT), "--topic", "secured"]

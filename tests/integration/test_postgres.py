@@ -18,12 +18,18 @@ import pytest
 
 from ais_pipeline import postgres
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.rules.outputs import OUTPUTS, final_aggregates, read_jsonl
-from ais_pipeline.tools.ports import unused_port
-from tests.integration.conftest import CLUSTER, ROOT, PostgresServer
-from tests.integration.kafka_util import wait_for_state
-from tests.integration.test_closed_by_default import assert_on_no_page
-from tests.integration.test_faults import replay, submit, wait_until_midstream, wait_until_only_live_taskmanagers
+from ais_pipeline.files import read_jsonl
+from ais_pipeline.pipeline.ports import unused_port
+from ais_pipeline.rules.outputs import OUTPUTS, final_aggregates
+from tests.support.kafka import (
+    replay_feed,
+    submit_bounded,
+    wait_for_state,
+    wait_until_midstream,
+    wait_until_only_live_taskmanagers,
+)
+from tests.support.servers import CLUSTER, ROOT, PostgresServer
+from tests.support.web import assert_on_no_page
 
 pytestmark = pytest.mark.integration
 
@@ -65,7 +71,7 @@ def in_tables(target: postgres.Target, revisions: bool = True) -> dict[str, list
 
 def every_row(target: postgres.Target) -> dict[str, list[tuple[Any, ...]]]:
     """Every column of every row of the outputs' tables."""
-    with target.connect() as conn:
+    with postgres.connect(target) as conn:
         return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2, 3").fetchall() for t in TABLE_NAMES}
 
 
@@ -81,7 +87,7 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
     rows = every_row(target)
     assert [len(rows[t]) for t in TABLE_NAMES] == [7294, 926, 98680, 230, 1]
     # Late reports fired windows again: those rows hold their last firing.
-    with target.connect() as conn:
+    with postgres.connect(target) as conn:
         assert conn.execute("SELECT max(revision), count(*) FROM ais_aggregates WHERE revision > 0").fetchone() == (
             15,
             171,
@@ -98,7 +104,7 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
     second = cli("run", "--output", str(tmp_path / "second"), "--postgres", url, "--no-wait", "--web-ui-port", "0")
     assert second.returncode == 0, second.stderr[-3000:]
     assert every_row(target) == rows
-    with target.connect() as conn:
+    with postgres.connect(target) as conn:
         runs = conn.execute("SELECT source, summary FROM ais_runs ORDER BY started_at").fetchall()
     assert [source for source, _ in runs] == [str(SAMPLE_INPUT)] * 2
     file_summary = json.loads((tmp_path / "first" / "summary.json").read_text())
@@ -168,7 +174,7 @@ def test_bad_conditions_are_one_line_errors_within_seconds_and_the_password_is_n
     free = unused_port()
     env = dict(os.environ, PGPASSWORD=postgres_server.password)
     mismatched = postgres_server.create_database("mismatched")
-    with mismatched.connect() as conn:
+    with postgres.connect(mismatched) as conn:
         conn.execute("CREATE TABLE ais_positions (id uuid PRIMARY KEY, mmsi bigint)")
     cases = [
         (
@@ -222,7 +228,7 @@ def submit_into(server: PostgresServer, database: str, kafka: str, topic: str, n
     reaches the job from PGPASSWORD of the submitting process."""
     os.environ["PGPASSWORD"] = server.password
     try:
-        return submit(kafka, topic, name, "--postgres", server.url(database), "--postgres-retries", "3")
+        return submit_bounded(kafka, topic, name, "--postgres", server.url(database), "--postgres-retries", "3")
     finally:
         del os.environ["PGPASSWORD"]
 
@@ -231,7 +237,7 @@ def test_kafka_into_postgres_with_a_taskmanager_killed_holds_the_uninterrupted_t
     cluster: str, kafka: str, postgres_server: PostgresServer, feed: Path, oracle: Path
 ):
     target = postgres_server.create_database("kafka_kill")
-    replay(kafka, "pg-kill", feed)
+    replay_feed(kafka, "pg-kill", feed)
     job = submit_into(postgres_server, "kafka_kill", kafka, "pg-kill", "pgkill")
     wait_until_midstream(cluster, job)
     assert_on_no_page(cluster, job, postgres_server.password)
@@ -248,7 +254,7 @@ def test_kafka_into_postgres_with_the_database_restarted_holds_the_uninterrupted
     cluster: str, kafka: str, postgres_server: PostgresServer, feed: Path, oracle: Path
 ):
     target = postgres_server.create_database("kafka_restart")
-    replay(kafka, "pg-restart", feed)
+    replay_feed(kafka, "pg-restart", feed)
     job = submit_into(postgres_server, "kafka_restart", kafka, "pg-restart", "pgrestart")
     wait_until_midstream(cluster, job)
     postgres_server.run("stop")

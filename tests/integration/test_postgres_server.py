@@ -13,8 +13,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ais_pipeline.tools.ports import unused_port
-from tests.integration.conftest import ROOT
+from ais_pipeline.pipeline.ports import unused_port
+from tests.support.servers import ROOT
 
 pytestmark = pytest.mark.integration
 

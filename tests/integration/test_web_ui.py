@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from tests.flink.test_job import ROOT
-from tests.integration.conftest import free_port
-from tests.integration.kafka_util import operator_metrics, rest
+from tests.support.jobs import ROOT
+from tests.support.kafka import operator_metrics, rest
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.integration
 ARTIFACTS = ROOT / "build" / "test-artifacts"
@@ -57,7 +57,7 @@ def test_job_page_shows_the_job_its_named_operators_and_their_metrics(tmp_path: 
     watched.mkdir()
     shutil.copy(SAMPLE_INPUT, watched / SAMPLE_INPUT.name)
     port = free_port()
-    cmd = [sys.executable, "-m", "ais_pipeline.flink.job", "--input", str(watched), "--follow"]
+    cmd = [sys.executable, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(watched), "--follow"]
     cmd += ["--output", str(tmp_path / "out"), "--web-ui-port", str(port)]
     log = (tmp_path / "job.log").open("w")
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -29,7 +29,7 @@ def conf() -> dict:
 
 def job_args(compose: dict) -> list[str]:
     command = " ".join(compose["services"]["submit"]["command"].split())
-    return shlex.split(command.split("--pyFiles /opt/ais/ais_pipeline", 1)[1].strip().rstrip('"'))
+    return shlex.split(command.split("--pyFiles /opt/ais/udfs", 1)[1].strip().rstrip('"'))
 
 
 def test_services_and_web_ui_port_match_flink_conf(compose, conf):
@@ -53,8 +53,10 @@ def test_prometheus_reporter_is_the_one_flink_conf_configures_and_the_image_inst
     assert factory in (services / "org.apache.flink.metrics.reporter.MetricReporterFactory").read_text()
     assert prom["host"] == "127.0.0.1" and str(prom["port"]).startswith("9249")
     dockerfile = (ROOT / "docker" / "Dockerfile").read_text()
-    assert "ais-flink-helpers-metrics.jar /opt/flink/plugins/metrics-prometheus/" in dockerfile
-    assert "cp /opt/flink/opt/flink-metrics-prometheus-*.jar /opt/flink/plugins/metrics-prometheus/" in dockerfile
+    plugin = (
+        "cp /opt/ais/udfs/ais_pipeline/jars/ais-flink-helpers-metrics.jar /opt/flink/opt/flink-metrics-prometheus-*.jar"
+    )
+    assert plugin in dockerfile and "/opt/flink/plugins/metrics-prometheus/\n" in dockerfile
     props = yaml.safe_load(compose["services"]["jobmanager"]["environment"]["FLINK_PROPERTIES"])
     assert props["metrics.reporter.prom.host"] == "0.0.0.0"  # inside the containers' network
 
@@ -72,7 +74,7 @@ def test_closed_by_default_the_host_publishes_ports_on_loopback_only(compose, co
 
 def test_submitter_runs_the_kafka_job_with_flags_the_job_accepts(compose):
     command = " ".join(compose["services"]["submit"]["command"].split())
-    assert "flink run -d -m jobmanager:8081 -py /opt/ais/ais_pipeline/flink/job.py" in command
+    assert "flink run -d -m jobmanager:8081 -py /opt/ais/jobs/ais_traffic.py" in command
     config = parse_config(job_args(compose), environ={})
     assert config.source == "kafka" and config.bootstrap_servers == "kafka:9092" and config.topic == "ais-raw"
     assert config.output_topics()["aggregates"] == "ais.aggregates"
@@ -105,9 +107,14 @@ def test_images_and_versions_are_pinned_and_agree_with_the_project(compose):
     assert f"ARG KAFKA_CONNECTOR={connector}" in dockerfile
     kafka_version = re.search(r"<kafka.version>(.+)</", pom).group(1)  # type: ignore[union-attr]
     assert compose["services"]["kafka"]["image"] == f"apache/kafka:{kafka_version}"
-    for path in ("ais_pipeline", "scripts", "data", "connectors", "flink-conf/config.yaml"):
+    for path in ("udfs", "jobs", "java", "data", "connectors", "flink-conf"):
         assert f"COPY {path} " in dockerfile and (ROOT / path).exists()
-    assert "COPY java /src/java" in dockerfile
+    assert "COPY java /src/java" in dockerfile and "pip install --no-cache-dir /opt/ais" in dockerfile
+    # The jobs and the package the submitter names exist, and the jar cache is where the job looks.
+    submit = " ".join(compose["services"]["submit"]["command"].split())
+    assert "-py /opt/ais/jobs/ais_traffic.py --pyFiles /opt/ais/udfs" in submit
+    assert (ROOT / "jobs" / "ais_traffic.py").is_file()
+    assert "ENV AIS_PIPELINE_CACHE=/opt/ais/cache" in dockerfile and "-DoutputDirectory=/cache/jars/" in dockerfile
     assert "flink-python-" in dockerfile  # thread mode on a cluster needs it in lib/ (pemja, Java 17)
     assert "mvn -q -B -f /src/java/pom.xml -DskipTests package" in dockerfile  # the job's Java classes
 
@@ -157,5 +164,7 @@ def test_the_job_writes_to_the_postgres_service_with_the_password_from_the_envir
     jdbc = re.search(r"<flink.jdbc.connector.version>(.+)</", pom).group(1)  # type: ignore[union-attr]
     driver = re.search(r"<postgresql.driver.version>(.+)</", pom).group(1)  # type: ignore[union-attr]
     assert f"ARG JDBC_CONNECTOR={jdbc}" in dockerfile and f"ARG POSTGRESQL_DRIVER={driver}" in dockerfile
-    assert "touch /opt/ais/build/jars/jdbc/.complete" in dockerfile
+    assert (
+        'touch /cache/jars/"$profile"/.complete' in dockerfile and "for profile in kafka-connector jdbc" in dockerfile
+    )
     assert "postgres-data" in compose["volumes"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ais_pipeline.cli import main as cli
 from ais_pipeline.config import SAMPLE_INPUT, ConfigError, parse_config
-from ais_pipeline.flink.job import main
 
 pytestmark = pytest.mark.unit
 
@@ -46,7 +46,7 @@ def test_environment_fills_in_and_a_flag_wins():
 def test_bad_flags_get_one_line_naming_the_flag(argv, message, capsys):
     with pytest.raises(ConfigError, match="^" + message.replace("(", r"\(").replace(")", r"\)") + "$"):
         parse_config(argv, environ={})
-    assert main(argv) == 2
+    assert cli(["run", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"ais-pipeline: error: {message}"]
 
@@ -59,7 +59,7 @@ def test_bad_environment_variable_is_named():
 def test_input_that_is_a_pipe_gets_a_one_line_error(tmp_path: Path, capsys):
     fifo = tmp_path / "lines"
     os.mkfifo(fifo)
-    assert main(["--input", str(fifo)]) == 2
+    assert cli(["run", "--input", str(fifo)]) == 2
     message = f"--input: not a regular file or directory: {fifo} (write the lines to a file first)"
     assert capsys.readouterr().err.strip().splitlines() == [f"ais-pipeline: error: {message}"]
 
@@ -76,7 +76,7 @@ def test_web_ui_port_in_use_is_a_one_line_error(capsys):
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        assert main(["--web-ui-port", str(port)]) == 2
+        assert cli(["run", "--web-ui-port", str(port)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         f"ais-pipeline: error: --web-ui-port (WEB_UI_PORT): port {port} is in use; pick another, or 0 for a free one"
@@ -142,7 +142,7 @@ def test_kafka_client_properties_come_from_a_file_and_the_environment_and_never_
 
 
 def test_checkpoint_interval_zero_turns_checkpoints_off_for_a_local_run():
-    from ais_pipeline.flink.environment import CHECKPOINT_INTERVAL, flink_settings
+    from ais_pipeline.pipeline.environment import CHECKPOINT_INTERVAL, flink_settings
 
     assert flink_settings(parse_config([], environ={}))[CHECKPOINT_INTERVAL] == "10s"  # flink-conf/
     assert CHECKPOINT_INTERVAL not in flink_settings(parse_config(["--checkpoint-interval", "0"], environ={}))
@@ -150,7 +150,7 @@ def test_checkpoint_interval_zero_turns_checkpoints_off_for_a_local_run():
 
 
 def test_a_local_run_listens_on_loopback_and_takes_no_jars_unless_opened():
-    from ais_pipeline.flink.environment import flink_settings
+    from ais_pipeline.pipeline.environment import flink_settings
 
     closed = flink_settings(parse_config([], environ={}))
     assert closed["rest.bind-address"] == closed["metrics.reporter.prom.host"] == "127.0.0.1"
@@ -174,7 +174,7 @@ def test_replay_tool_leaves_out_java_only_client_properties():
 
 
 def test_client_class_names_are_shaded_for_the_sql_connector_jar():
-    from ais_pipeline.flink.kafka import for_shaded_connector
+    from ais_pipeline.pipeline.kafka import for_shaded_connector
 
     jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";'
     shaded = "org.apache.flink.kafka.shaded.org.apache.kafka."

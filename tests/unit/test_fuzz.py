@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ais_pipeline import files
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.rules import outputs
-from ais_pipeline.rules.plain import read_lines, run_plain, write_outputs
-from tests.fuzz import SAMPLE_LINES, damaged_line
+from ais_pipeline.files import read_lines, write_outputs
+from ais_pipeline.rules.plain import run_plain
+from tests.support.fuzz import SAMPLE_LINES, damaged_line
 
 pytestmark = pytest.mark.unit
 
@@ -28,7 +29,7 @@ def summary_of(feed: bytes) -> dict[str, object]:
         lines = list(read_lines(path))  # decoded and split as Flink's text line format does
         result = run_plain(PipelineConfig(input_path=path), lines)
         write_outputs(result, Path(tmp) / "out")
-        return outputs.summarize(result.tallies, len(lines), Path(tmp) / "out")
+        return files.summarize(result.tallies, len(lines), Path(tmp) / "out")
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

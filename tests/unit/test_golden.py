@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests import golden_watermarks, golden_windows
+from tests.support import golden_watermarks, golden_windows
 
 pytestmark = pytest.mark.unit
 

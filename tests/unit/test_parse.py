@@ -15,7 +15,7 @@ from ais_pipeline.rules.parse import (
     parse_nmea,
 )
 from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report
-from tests.nmea import BASE, position, tagged
+from tests.support.nmea import BASE, position, tagged
 
 pytestmark = pytest.mark.unit
 

@@ -10,8 +10,9 @@ import pytest
 
 from ais_pipeline import postgres
 from ais_pipeline.config import ConfigError, PipelineConfig, parse_config
+from ais_pipeline.files import read_lines
 from ais_pipeline.rules.outputs import record_id
-from ais_pipeline.rules.plain import read_lines, run_plain
+from ais_pipeline.rules.plain import run_plain
 
 pytestmark = pytest.mark.unit
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ais_pipeline.flink.progress import END_OF_INPUT, Snapshot, describe
+from ais_pipeline.pipeline.progress import END_OF_INPUT, RecentRate, Snapshot, describe
 
 pytestmark = pytest.mark.unit
 
@@ -24,3 +24,14 @@ def test_before_the_first_watermark_and_after_the_end_of_input():
 def test_a_kafka_run_shows_the_consumer_lag_and_no_total():
     text = describe(Snapshot(lines=50, lag=1200), 10.0, None)
     assert text.startswith("50 lines, 10 lines/s") and text.endswith("lag 1,200")
+
+
+def test_the_rate_is_of_the_last_ten_seconds_so_a_run_waiting_for_files_shows_none():
+    rate = RecentRate(started=0.0)
+    assert rate.update(1.0, 1000) == 1000.0
+    assert rate.update(10.0, 10_000) == 1000.0
+    assert rate.update(20.0, 30_000) == 2000.0  # the last ten seconds: 20,000 lines
+    # No file arrives: the rate falls to 0 within ten seconds instead of decaying over hours.
+    assert rate.update(25.0, 30_000) == 20_000 / 15
+    assert rate.update(31.0, 30_000) == 0.0
+    assert rate.update(3600.0, 30_000) == 0.0

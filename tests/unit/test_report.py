@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ais_pipeline.rules.outputs import read_jsonl
-from ais_pipeline.rules.plain import main as plain_main
+from ais_pipeline.cli import main as cli
+from ais_pipeline.files import read_jsonl
+from ais_pipeline.tools.plain import main as plain_main
 from ais_pipeline.tools.report import busiest, final_aggregates, main
 
 pytestmark = pytest.mark.unit
@@ -59,7 +60,7 @@ def test_per_minute_figures_add_up_to_the_summary(run_dir: Path):
 
 
 def test_a_window_that_does_not_exist_is_a_one_line_error(run_dir: Path, capsys):
-    assert main([str(run_dir), "--start", "1999-01-01T00:00:00.000Z"]) == 2
+    assert cli(["report", str(run_dir), "--start", "1999-01-01T00:00:00.000Z"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ais-pipeline: error: --start: no tumbling window starts at")
 

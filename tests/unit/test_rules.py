@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+from ais_pipeline import files
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.rules import outputs
 from ais_pipeline.rules.multipart import Step
 from ais_pipeline.rules.plain import PlainResult, run_plain
-from tests.nmea import BASE, position, sentences, tagged
+from tests.support.nmea import BASE, position, sentences, tagged
 
 pytestmark = pytest.mark.unit
 
@@ -233,8 +234,7 @@ def test_clock_70_years_fast_is_dead_lettered_and_does_not_make_others_late():
 
 def test_every_line_of_a_real_capture_is_accounted_for_exactly_once():
     from ais_pipeline.config import SAMPLE_INPUT
-    from ais_pipeline.rules import outputs
-    from ais_pipeline.rules.plain import read_lines, write_outputs
+    from ais_pipeline.files import read_lines, write_outputs
 
     lines = list(read_lines(SAMPLE_INPUT))
     result = run_plain(PipelineConfig(), lines)
@@ -242,6 +242,6 @@ def test_every_line_of_a_real_capture_is_accounted_for_exactly_once():
 
     with tempfile.TemporaryDirectory() as tmp:
         write_outputs(result, Path(tmp))
-        summary = outputs.summarize(result.tallies, len(lines), Path(tmp))
+        summary = files.summarize(result.tallies, len(lines), Path(tmp))
     assert summary["lines"] == summary["accounted_lines"] == 10000
     assert (summary["positions_kept"], summary["duplicates_exact"], summary["static_kept"]) == (7294, 881, 926)

@@ -9,7 +9,7 @@ from ais_pipeline.rules.dedup import DictVesselStore, VesselLogic
 from ais_pipeline.rules.parse import parse_nmea
 from ais_pipeline.rules.records import Report, VesselPane
 from ais_pipeline.rules.windows import CellWindows, DictCellStore, WindowSpec
-from tests.nmea import BASE, position, tagged
+from tests.support.nmea import BASE, position, tagged
 
 pytestmark = pytest.mark.unit
 

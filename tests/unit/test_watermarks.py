@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from ais_pipeline.config import PipelineConfig
+from ais_pipeline.files import read_lines
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.plain import PlainPipeline, PlainResult, read_lines
-from tests.feeds import HOUR, T0, receivers_feed
+from ais_pipeline.rules.plain import PlainPipeline, PlainResult
+from tests.support.feeds import HOUR, T0, receivers_feed
 
 pytestmark = pytest.mark.unit
 

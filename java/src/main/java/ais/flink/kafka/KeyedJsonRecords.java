@@ -1,6 +1,10 @@
 package ais.flink.kafka;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Properties;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.sink.KafkaSinkBuilder;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.kafka.shaded.org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
@@ -23,6 +27,31 @@ public final class KeyedJsonRecords implements KafkaRecordSerializationSchema<St
     private final String topic;
     private final String[] keyFields;
     private transient ObjectMapper mapper;
+
+    /**
+     * A sink of JSON lines into {@code topic}, keyed by {@code keyFields}: transactional
+     * (committed on checkpoints, ids {@code transactionalIdPrefix}-...) when {@code exactlyOnce},
+     * else flushed on checkpoints (at least once). {@code properties} are the user's client
+     * properties.
+     */
+    public static KafkaSink<String> sink(
+            String bootstrapServers, String topic, String[] keyFields, boolean exactlyOnce,
+            String transactionalIdPrefix, long transactionTimeoutMs, Properties properties) {
+        KafkaSinkBuilder<String> builder = KafkaSink.<String>builder()
+                .setBootstrapServers(bootstrapServers)
+                .setRecordSerializer(new KeyedJsonRecords(topic, keyFields));
+        if (exactlyOnce) {
+            builder.setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+                    .setTransactionalIdPrefix(transactionalIdPrefix)
+                    .setProperty("transaction.timeout.ms", Long.toString(transactionTimeoutMs));
+        } else {
+            builder.setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE);
+        }
+        for (String key : properties.stringPropertyNames()) {
+            builder.setProperty(key, properties.getProperty(key));
+        }
+        return builder.build();
+    }
 
     public KeyedJsonRecords(String topic, String[] keyFields) {
         this.topic = topic;

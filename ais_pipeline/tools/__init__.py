@@ -1,1 +1,0 @@
-"""Tools around the job: the run report and the Kafka replay."""

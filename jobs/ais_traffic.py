@@ -1,0 +1,107 @@
+"""The AIS traffic job: raw AIS lines in (a file, a directory of files, or a Kafka topic);
+deduplicated positions, static reports, per-cell tumbling and sliding aggregates, late reports and
+dead letters out (JSON Lines files, or Kafka topics; PostgreSQL tables too with ``--postgres``).
+
+    ais-pipeline run [flags]                                   in a local mini-cluster, web UI on :8081
+    python jobs/ais_traffic.py [flags]                         the same
+    flink run -py jobs/ais_traffic.py --pyFiles udfs [flags]   on a Flink cluster
+
+``--help`` lists the flags.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+from ais_pipeline import postgres
+from ais_pipeline.config import PipelineConfig, parse_config
+from ais_pipeline.errors import guarded
+from ais_pipeline.pipeline import kafka, sinks, sources, webui
+from ais_pipeline.pipeline.environment import local_environment
+from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, execute_kafka
+from ais_pipeline.pipeline.topology import build_pipeline
+from ais_pipeline.rules.outputs import format_summary
+
+log = logging.getLogger("ais_pipeline")
+
+
+def file_job(config: PipelineConfig) -> Outcome:
+    """The job on a file or a directory, in a local mini-cluster, until its input ends (or, with
+    --follow, until Ctrl-C); the run's summary."""
+    with FileRun(config) as run:
+        lines = sources.file_lines(run.env, config)
+        streams = build_pipeline(run.env, lines, config)
+        sinks.file_sinks(streams, run.output_dir, run.tally_dir, print_too=run.prints_every_record)
+        if config.postgres is not None:
+            sinks.postgres_sinks(run.env, streams.named(), config)
+        return run.execute()
+
+
+def kafka_job(config: PipelineConfig) -> str:
+    """The job from a Kafka topic to one topic per output: exactly once with checkpoints on (the
+    sinks' transactions commit on checkpoints), at least once without. Locally it runs until
+    stopped (or to the --bounded offsets); under ``flink run`` it is submitted (its job id)."""
+    env = local_environment(config)
+    kafka.check_topics(config)
+    exactly_once = checkpointing_on(env)
+    how = "exactly once (transactions committed on checkpoints)" if exactly_once else "at least once (no checkpoints)"
+    log.info("Kafka %s -> topics %s*, %s", config.topic, config.output_topic_prefix, how)
+    lines = sources.kafka_lines(env, config)
+    streams = build_pipeline(env, lines, config, emit_tallies=False)
+    sinks.kafka_sinks(streams, config, exactly_once)
+    if config.postgres is not None:
+        sinks.postgres_sinks(env, streams.named(), config)
+    return execute_kafka(env, config)
+
+
+def prepared(argv: Sequence[str]) -> PipelineConfig:
+    """The config of the flags, checked against the world before a JVM starts: a free web UI
+    port, and a database that takes the outputs."""
+    config = webui.with_free_port(parse_config(argv))
+    if config.postgres is not None:
+        postgres.prepare(config.postgres)
+        log.info("outputs also into PostgreSQL %s", config.postgres.shown())
+        if config.postgres.password_in_url:
+            print(
+                "ais-pipeline: warning: the password in the --postgres URL is visible to other users of this"
+                " machine (ps, shell history); PGPASSWORD or --postgres-password-file keep it out of sight",
+                file=sys.stderr,
+            )
+    return config
+
+
+def main(argv: Sequence[str]) -> int:
+    """``ais-pipeline run [flags]``: run the job and say how it went."""
+    # The job's own messages at INFO; the libraries' (Beam's type hints and optional modules,
+    # PyFlink's Cython check) only from WARNING up.
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    log.setLevel(logging.INFO)
+    config = prepared(argv)
+    webui.announce(config)
+    if config.source == "kafka":
+        job_id = kafka_job(config)
+        if job_id:
+            print(f"submitted job {job_id}")
+        return 0
+    log.info("input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed")
+    try:
+        outcome = file_job(config)
+    except KeyboardInterrupt:
+        print("ais-pipeline: stopped (the job was cancelled before it drained: no summary)", file=sys.stderr)
+        return 130
+    print("\n".join([*outcome.sample, format_summary(outcome.summary)]))
+    if config.output_dir is not None:
+        print(f"outputs in {config.output_dir}")
+    if outcome.stopped:
+        # --follow runs end this way; a file run stopped before its end has read part of its input.
+        print("ais-pipeline: stopped; the summary is of what was read until then", file=sys.stderr)
+        return 0 if config.follow else 130
+    if outcome.cluster is not None:
+        webui.wait_for_user(outcome.cluster, config.web_ui_port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(guarded(main, sys.argv[1:]))

@@ -1,0 +1,50 @@
+"""The golden watermark cases (``tests/golden/watermarks.json``), run on the Python reference.
+
+A case is the rule's settings and a lane's lines as ``[source, event time]`` (time null: a line
+without one); ``expect`` is, per line, the watermark in force before it (null: none yet) and the
+clock flag it gets. The same file is run against the Java implementation
+(``java/src/test/java/ais/flink/ReceiverClocksTest.java``).
+
+    python -m tests.golden_watermarks --write    # rewrite ``expect`` from the reference
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ais_pipeline.rules.records import TIME_UNKNOWN
+from ais_pipeline.rules.watermarks import ReceiverWatermarks
+
+GOLDEN = Path(__file__).parents[1] / "golden" / "watermarks.json"
+
+
+def run_case(case: dict[str, Any]) -> list[list[Any]]:
+    s = case["spec"]
+    clocks = ReceiverWatermarks(
+        s["out_of_orderness_ms"], s["idle_timeout_ms"], s["max_clock_skew_ms"], s["consensus_lines"], s["warm_up_lines"]
+    )
+    out: list[list[Any]] = []
+    for source, ts in case["lines"]:
+        before = None if clocks.watermark == TIME_UNKNOWN else clocks.watermark
+        flag = clocks.observe(source, TIME_UNKNOWN if ts is None else ts)
+        out.append([before, flag])
+    return out
+
+
+def load() -> dict[str, Any]:
+    return json.loads(GOLDEN.read_text())
+
+
+def write() -> None:
+    golden = load()
+    for case in golden["cases"]:
+        case["expect"] = run_case(case)
+    GOLDEN.write_text(json.dumps(golden, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write"]:
+        write()

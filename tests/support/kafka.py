@@ -1,0 +1,191 @@
+"""Reading a job's Kafka outputs back as a consumer with read_committed would, and the REST calls
+the Kafka tests share."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from ais_pipeline.config import OUTPUT_KEYS
+from tests.support.servers import CLUSTER, FAULT_FEED_COPIES, ROOT
+
+FAULT_FEED_LINES = FAULT_FEED_COPIES * 10_000
+
+
+def replay(kafka: str, topic: str, path: Path, lines: int) -> None:
+    """``ais-pipeline replay`` of a capture into a topic; it must report every line."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "ais_pipeline.cli",
+        "replay",
+        str(path),
+        "--topic",
+        topic,
+        "--bootstrap-servers",
+        kafka,
+    ]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"replayed {lines} lines"), proc.stdout
+
+
+def submit(kafka: str, topic: str, name: str, *flags: str, run_args: str = "") -> str:
+    """Submit the Kafka job to the standalone cluster with ``flink run`` (``run_args`` are flink run
+    options, such as ``-s <savepoint>``), reading from the earliest offsets as group ``name`` into
+    topics ``<name>.*``; returns its job id."""
+    cmd = ["bash", str(CLUSTER), "submit", "--source", "kafka", "--bootstrap-servers", kafka, "--topic", topic]
+    cmd += ["--starting-offsets", "earliest", "--group-id", name, "--output-topic-prefix", f"{name}.", *flags]
+    env = dict(os.environ, FLINK_RUN_ARGS=run_args)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    found = re.search(r"submitted job ([0-9a-f]{32})", proc.stdout)
+    assert found, proc.stdout[-2000:]
+    return found.group(1)
+
+
+def read_topic(
+    bootstrap: str, topic: str, timeout_s: float = 30, conf: dict[str, str] | None = None
+) -> list[tuple[str | None, str]]:
+    """Every committed record of a topic, partition by partition in offset order: (key, value)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            **(conf or {}),
+            "bootstrap.servers": bootstrap,
+            "group.id": f"test-reader-{time.monotonic_ns()}",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "log_level": 0,
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=timeout_s)
+        partitions = sorted(metadata.topics[topic].partitions)
+        records: list[tuple[str | None, str]] = []
+        for p in partitions:
+            tp = TopicPartition(topic, p, 0)
+            # With read_committed the end is the last stable offset: records of transactions
+            # still open (or aborted) are never returned.
+            _, end = consumer.get_watermark_offsets(tp, timeout=timeout_s)
+            consumer.assign([tp])
+            deadline = time.monotonic() + timeout_s
+            quiet_since = time.monotonic()
+            while time.monotonic() < deadline:
+                if consumer.position([tp])[0].offset >= end:
+                    break
+                msg = consumer.poll(0.5)
+                if msg is None or msg.error():
+                    # Transaction markers take offsets too, and records of an open transaction
+                    # stay invisible: a partition with nothing new for 3 s has been read.
+                    if time.monotonic() - quiet_since > 3:
+                        break
+                    continue
+                quiet_since = time.monotonic()
+                key = msg.key()
+                records.append((None if key is None else key.decode(), msg.value().decode()))
+        return records
+    finally:
+        consumer.close()
+
+
+def write_outputs(bootstrap: str, prefix: str, dest: Path) -> dict[str, list[tuple[str | None, str]]]:
+    """Every output topic of a run, read back, and written as a file run lays out its outputs."""
+    outputs = {}
+    for name in OUTPUT_KEYS:
+        records = read_topic(bootstrap, prefix + name)
+        (dest / name).mkdir(parents=True, exist_ok=True)
+        (dest / name / "part-0.jsonl").write_text("".join(v + "\n" for _, v in records))
+        outputs[name] = records
+    return outputs
+
+
+def rest(base: str, path: str, method: str = "GET") -> Any:
+    request = urllib.request.Request(base + path, method=method)
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        body = resp.read()
+    return json.loads(body) if body else None
+
+
+def wait_for_state(base: str, job: str, states: set[str], timeout_s: float = 300) -> str:
+    deadline = time.monotonic() + timeout_s
+    state = ""
+    while time.monotonic() < deadline:
+        state = rest(base, f"/jobs/{job}")["state"]
+        if state in states:
+            return state  # type: ignore[no-any-return]
+        if state in {"FAILED", "CANCELED"}:
+            break
+        time.sleep(1)
+    raise AssertionError(f"job {job} is {state}, not {states}")
+
+
+def operator_metrics(base: str, job: str, names: set[str]) -> dict[str, float]:
+    """The job's metrics of these names, summed over every operator and subtask that has them,
+    as the web UI lists them (metric ids ``<subtask>.<operator>.<name>``)."""
+    totals: dict[str, float] = {}
+    for vertex in rest(base, f"/jobs/{job}")["vertices"]:
+        path = f"/jobs/{job}/vertices/{vertex['id']}/metrics"
+        ids = [m["id"] for m in rest(base, path) if m["id"].rsplit(".", 1)[-1] in names]
+        for start in range(0, len(ids), 40):
+            for metric in rest(base, f"{path}?get={','.join(ids[start : start + 40])}"):
+                name = metric["id"].rsplit(".", 1)[-1]
+                totals[name] = totals.get(name, 0.0) + float(metric["value"])
+    return totals
+
+
+# -- the fault tests' runs (test_faults.py, test_postgres.py) -------------------------------
+
+
+def replay_feed(kafka: str, topic: str, feed: Path) -> None:
+    """The fault tests' feed (FAULT_FEED_COPIES x the sample) into a topic."""
+    replay(kafka, topic, feed, FAULT_FEED_LINES)
+
+
+def submit_bounded(kafka: str, topic: str, name: str, *flags: str, run_args: str = "") -> str:
+    """The job, bounded, with checkpoints every second (and multipart groups that never time out
+    before the end of the input, as in the uninterrupted result)."""
+    flags = ("--bounded", "--checkpoint-interval", "1", "--multipart-timeout", "600", *flags)
+    return submit(kafka, topic, name, *flags, run_args=run_args)
+
+
+# The dedup operator's counters: every report it has decided, kept or dropped.
+DECIDED = {"positions_kept", "static_kept", "duplicates_exact", "duplicates_near", "static_duplicates", "no_position"}
+
+
+def wait_until_midstream(cluster: str, job: str) -> None:
+    """Until a checkpoint has completed and the dedup operator has decided reports, well before
+    the end of the feed: as early as the metrics (refreshed every second) tell. Lines read say
+    less: parsed records wait in network buffers in front of the dedup operator."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if rest(cluster, f"/jobs/{job}")["state"] == "RUNNING":
+            done = rest(cluster, f"/jobs/{job}/checkpoints")["counts"]["completed"]
+            decided = sum(operator_metrics(cluster, job, DECIDED).values())
+            if done >= 1 and decided > 0:
+                assert decided < FAULT_FEED_LINES * 0.9, "the job decided most of the feed before the failure"
+                return
+        time.sleep(0.2)
+    raise AssertionError("the job did not get going")
+
+
+def wait_until_only_live_taskmanagers(cluster: str) -> None:
+    """Until the cluster has forgotten the killed TaskManager (after its heartbeat timeout) and
+    every slot it lists is free: the next test's job would otherwise be offered the dead one's
+    slots, and wait for them."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        tms = rest(cluster, "/taskmanagers")["taskmanagers"]
+        if len(tms) == 1 and tms[0]["freeSlots"] == tms[0]["slotsNumber"]:
+            return
+        time.sleep(1)
+    raise AssertionError(f"the cluster still lists {len(tms)} TaskManagers")

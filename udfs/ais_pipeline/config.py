@@ -1,0 +1,453 @@
+"""The one configuration object of the job, built in one place from flags and environment.
+
+Every knob of the job is a command-line flag and an environment variable. The flag wins
+over the variable, the variable over the default. Values are validated here so that a bad
+flag gets a one-line error naming it instead of a Java stack trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ais_pipeline.errors import ConfigError
+from ais_pipeline.postgres_url import PostgresError, Target, parse_url
+from ais_pipeline.resources import FLINK_CONF, SAMPLE_INPUT
+
+
+def submitted_by_flink_cli() -> bool:
+    """True under ``flink run -py``: the CLI starts the job's script with a gateway of its own and
+    the job goes to that cluster (whose web UI and settings are the cluster's)."""
+    return "PYFLINK_GATEWAY_PORT" in os.environ
+
+
+@dataclass(frozen=True)
+class _Knob:
+    flag: str
+    env: str
+    kind: type
+    default: object
+    help: str
+    shown: str = ""  # how --help names the default, when not by its value
+
+
+def _default(name: str) -> Any:
+    """A knob's default: written once, in :data:`_KNOBS`."""
+    return _KNOBS[name].default
+
+
+# name -> flag, environment variable, type, default, help. The order is the order of --help.
+_KNOBS: dict[str, _Knob] = {
+    "input_format": _Knob("--input-format", "INPUT_FORMAT", str, "nmea", "nmea or json"),
+    "window_s": _Knob("--window", "WINDOW_SECONDS", int, 60, "tumbling window, seconds"),
+    "slide_size_s": _Knob("--slide-size", "SLIDE_SIZE_SECONDS", int, 900, "sliding window size, seconds"),
+    "slide_s": _Knob("--slide", "SLIDE_SECONDS", int, 60, "sliding window slide, seconds"),
+    "lateness_s": _Knob("--lateness", "ALLOWED_LATENESS_SECONDS", int, 120, "allowed lateness, seconds"),
+    "out_of_orderness_s": _Knob(
+        "--out-of-orderness", "OUT_OF_ORDERNESS_SECONDS", int, 10, "watermark out-of-orderness, seconds"
+    ),
+    "idle_timeout_s": _Knob(
+        "--idle-timeout",
+        "IDLE_TIMEOUT_SECONDS",
+        int,
+        30,
+        "a receiver this far behind the consensus (event time), or a source silent this long (wall clock), "
+        "does not hold the watermark back, seconds",
+    ),
+    "watermark_warm_up": _Knob(
+        "--watermark-warm-up",
+        "WATERMARK_WARM_UP_LINES",
+        int,
+        64,
+        "lines with a time before the first watermark (one wrong first clock cannot set it)",
+    ),
+    "dedup_ttl_s": _Knob("--dedup-ttl", "DEDUP_TTL_SECONDS", int, 120, "exact-duplicate TTL, event-time seconds"),
+    "near_window_s": _Knob("--near-window", "NEAR_WINDOW_SECONDS", float, 2.0, "near-duplicate window, seconds"),
+    "static_ttl_s": _Knob("--static-ttl", "STATIC_TTL_SECONDS", int, 86400, "static report TTL, seconds"),
+    "geohash_precision": _Knob("--geohash-precision", "GEOHASH_PRECISION", int, 6, "geohash cell precision, 1-12"),
+    "max_clock_skew_s": _Knob(
+        "--max-clock-skew", "MAX_CLOCK_SKEW_SECONDS", int, 300, "reports further ahead of the wall clock are rejected"
+    ),
+    "multipart_timeout_s": _Knob(
+        "--multipart-timeout",
+        "MULTIPART_TIMEOUT_SECONDS",
+        int,
+        60,
+        "wall-clock wait for the rest of a multipart group, seconds",
+    ),
+    "parallelism": _Knob("--parallelism", "PARALLELISM", int, 1, "job parallelism"),
+    "web_ui_port": _Knob("--web-ui-port", "WEB_UI_PORT", int, 8081, "local web UI / REST port (0 picks a free one)"),
+    "bind_address": _Knob(
+        "--bind-address",
+        "BIND_ADDRESS",
+        str,
+        "127.0.0.1",
+        "address the local web UI / REST API and Prometheus metrics listen on; 0.0.0.0 opens them to the network",
+    ),
+    "checkpoint_interval_s": _Knob(
+        "--checkpoint-interval",
+        "CHECKPOINT_INTERVAL_SECONDS",
+        int,
+        None,
+        "checkpoint every N seconds, 0 = off (Kafka sinks then at-least-once)",
+        "flink-conf",
+    ),
+    "source": _Knob("--source", "SOURCE", str, "file", "file or kafka"),
+    "bootstrap_servers": _Knob(
+        "--bootstrap-servers", "KAFKA_BOOTSTRAP_SERVERS", str, "127.0.0.1:9092", "Kafka brokers, host:port,..."
+    ),
+    "topic": _Knob("--topic", "KAFKA_TOPIC", str, "ais-raw", "Kafka topic of raw lines (one line per record value)"),
+    "group_id": _Knob("--group-id", "KAFKA_GROUP_ID", str, "ais-pipeline", "Kafka consumer group"),
+    "starting_offsets": _Knob(
+        "--starting-offsets",
+        "KAFKA_STARTING_OFFSETS",
+        str,
+        "committed",
+        "earliest, latest, committed (else earliest) or timestamp:<epoch ms>",
+    ),
+    "output_topic_prefix": _Knob(
+        "--output-topic-prefix", "KAFKA_OUTPUT_TOPIC_PREFIX", str, "ais.", "output topics are <prefix><output name>"
+    ),
+    "kafka_properties_file": _Knob(
+        "--kafka-properties",
+        "KAFKA_PROPERTIES_FILE",
+        str,
+        "",
+        "Kafka client properties file (security.protocol, sasl.*, ssl.*); KAFKA_CLIENT_<NAME> env vars too",
+        "none",
+    ),
+    "postgres_password_file": _Knob(
+        "--postgres-password-file",
+        "POSTGRES_PASSWORD_FILE",
+        str,
+        "",
+        "file whose first line is the PostgreSQL password (when the URL has none; else PGPASSWORD)",
+        "none",
+    ),
+    "postgres_batch_size": _Knob(
+        "--postgres-batch-size", "POSTGRES_BATCH_SIZE", int, 1000, "PostgreSQL: rows per batch of one table"
+    ),
+    "postgres_batch_interval_ms": _Knob(
+        "--postgres-batch-interval",
+        "POSTGRES_BATCH_INTERVAL_MS",
+        int,
+        500,
+        "PostgreSQL: a batch not yet full is written after this long, ms",
+    ),
+    "postgres_retries": _Knob(
+        "--postgres-retries",
+        "POSTGRES_MAX_RETRIES",
+        int,
+        5,
+        "PostgreSQL: a failed batch is retried this often (at once, then 1 s, 2 s, ... later) before the job restarts",
+    ),
+}
+
+STARTING_OFFSETS = ("earliest", "latest", "committed")
+# Outputs on Kafka: the fields whose values, joined by "|", key each output's records.
+OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
+    "positions": ("mmsi",),
+    "static": ("mmsi", "msg_type", "partno"),
+    "aggregates": ("window", "cell", "window_start"),
+    "late": ("mmsi",),
+    "dead_letter": (),
+}
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Everything the pipeline needs to know; times in seconds as the user gives them."""
+
+    input_path: Path = SAMPLE_INPUT
+    output_dir: Path | None = None
+    input_format: str = _default("input_format")
+    window_s: int = _default("window_s")
+    slide_size_s: int = _default("slide_size_s")
+    slide_s: int = _default("slide_s")
+    lateness_s: int = _default("lateness_s")
+    out_of_orderness_s: int = _default("out_of_orderness_s")
+    idle_timeout_s: int = _default("idle_timeout_s")
+    watermark_warm_up: int = _default("watermark_warm_up")
+    dedup_ttl_s: int = _default("dedup_ttl_s")
+    near_window_s: float = _default("near_window_s")
+    static_ttl_s: int = _default("static_ttl_s")
+    geohash_precision: int = _default("geohash_precision")
+    max_clock_skew_s: int = _default("max_clock_skew_s")
+    multipart_timeout_s: int = _default("multipart_timeout_s")
+    parallelism: int = _default("parallelism")
+    web_ui_port: int = _default("web_ui_port")
+    bind_address: str = _default("bind_address")
+    follow: bool = False
+    print_all: bool = False
+    no_wait: bool = False
+    checkpoint_interval_s: int | None = _default("checkpoint_interval_s")
+    source: str = _default("source")
+    bootstrap_servers: str = _default("bootstrap_servers")
+    topic: str = _default("topic")
+    group_id: str = _default("group_id")
+    starting_offsets: str = _default("starting_offsets")
+    bounded: bool = False
+    output_topic_prefix: str = _default("output_topic_prefix")
+    kafka_properties_file: str = _default("kafka_properties_file")
+    postgres_password_file: str = _default("postgres_password_file")
+    postgres_batch_size: int = _default("postgres_batch_size")
+    postgres_batch_interval_ms: int = _default("postgres_batch_interval_ms")
+    postgres_retries: int = _default("postgres_retries")
+    # The PostgreSQL outputs (--postgres URL); the password is kept out of every repr.
+    postgres: Target | None = None
+    # Test-only fault injection: "MARKER=TEXT" makes the parse operator throw on the first line
+    # containing TEXT while the file MARKER does not exist (it creates it first, so once).
+    test_fail_once: str = ""
+    # Client properties (credentials among them): never in repr, never logged.
+    kafka_properties: Mapping[str, str] = field(default_factory=dict, repr=False)
+    flink_conf_dir: Path = FLINK_CONF
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # Milliseconds, as the operators use them.
+    @property
+    def window_ms(self) -> int:
+        return self.window_s * 1000
+
+    @property
+    def slide_size_ms(self) -> int:
+        return self.slide_size_s * 1000
+
+    @property
+    def slide_ms(self) -> int:
+        return self.slide_s * 1000
+
+    @property
+    def pane_ms(self) -> int:
+        """The slice that both window kinds are made of: gcd of the tumbling size and the slide."""
+        return math.gcd(self.window_ms, self.slide_ms)
+
+    @property
+    def lateness_ms(self) -> int:
+        return self.lateness_s * 1000
+
+    @property
+    def dedup_ttl_ms(self) -> int:
+        return self.dedup_ttl_s * 1000
+
+    @property
+    def near_window_ms(self) -> int:
+        return round(self.near_window_s * 1000)
+
+    @property
+    def static_ttl_ms(self) -> int:
+        return self.static_ttl_s * 1000
+
+    @property
+    def max_clock_skew_ms(self) -> int:
+        return self.max_clock_skew_s * 1000
+
+    @property
+    def multipart_timeout_ms(self) -> int:
+        return self.multipart_timeout_s * 1000
+
+    def validate(self) -> None:
+        def bad(name: str, why: str) -> ConfigError:
+            knob = _KNOBS.get(name)
+            label = f"{knob.flag} ({knob.env})" if knob else name
+            return ConfigError(f"{label}: {why}")
+
+        if self.input_format not in ("nmea", "json"):
+            raise bad("input_format", f"must be nmea or json, not {self.input_format!r}")
+        for name in ("window_s", "slide_size_s", "slide_s", "dedup_ttl_s", "static_ttl_s", "multipart_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise bad(name, f"must be a positive number of seconds, not {getattr(self, name)}")
+        if self.watermark_warm_up < 1:
+            raise bad("watermark_warm_up", f"must be at least 1 line, not {self.watermark_warm_up}")
+        if self.idle_timeout_s <= 0:
+            raise bad("idle_timeout_s", f"must be a positive number of seconds, not {self.idle_timeout_s}")
+        for name in ("lateness_s", "out_of_orderness_s", "near_window_s", "max_clock_skew_s"):
+            if getattr(self, name) < 0:
+                raise bad(name, f"must not be negative, not {getattr(self, name)}")
+        if self.slide_size_s % self.slide_s != 0:
+            raise bad("slide_s", f"{self.slide_s} s does not divide the sliding window size {self.slide_size_s} s")
+        if not 1 <= self.geohash_precision <= 12:
+            raise bad("geohash_precision", f"must be between 1 and 12, not {self.geohash_precision}")
+        if not 1 <= self.parallelism <= 64:
+            raise bad("parallelism", f"must be between 1 and 64, not {self.parallelism}")
+        if not 0 <= self.web_ui_port <= 65535:
+            raise bad("web_ui_port", f"must be a port number, not {self.web_ui_port}")
+        try:
+            ipaddress.ip_address(self.bind_address)
+        except ValueError:
+            why = f"must be an IP address (127.0.0.1, 0.0.0.0, ...), not {self.bind_address!r}"
+            raise bad("bind_address", why) from None
+        if self.checkpoint_interval_s is not None and self.checkpoint_interval_s < 0:
+            raise bad("checkpoint_interval_s", f"must be 0 (off) or seconds, not {self.checkpoint_interval_s}")
+        if self.postgres_batch_size < 1:
+            raise bad("postgres_batch_size", f"must be at least 1, not {self.postgres_batch_size}")
+        if self.postgres_batch_interval_ms < 0:
+            raise bad("postgres_batch_interval_ms", f"must not be negative, not {self.postgres_batch_interval_ms}")
+        if self.postgres_retries < 0:
+            raise bad("postgres_retries", f"must not be negative, not {self.postgres_retries}")
+        if self.source not in ("file", "kafka"):
+            raise bad("source", f"must be file or kafka, not {self.source!r}")
+        if self.source == "kafka":
+            self._validate_kafka(bad)
+        elif not self.input_path.exists():
+            raise ConfigError(f"--input: no such file or directory: {self.input_path}")
+        elif not (self.input_path.is_file() or self.input_path.is_dir()):
+            # Flink's file source on a pipe (`--input <(...)`) sat for minutes before it read it.
+            raise ConfigError(
+                f"--input: not a regular file or directory: {self.input_path} (write the lines to a file first)"
+            )
+
+    def _validate_kafka(self, bad: Callable[[str, str], ConfigError]) -> None:
+        if not self.bootstrap_servers.strip():
+            raise bad("bootstrap_servers", "must name at least one broker (host:port)")
+        for server in self.bootstrap_servers.split(","):
+            host, sep, port = server.strip().rpartition(":")
+            if not sep or not host or not port.isdigit():
+                raise bad("bootstrap_servers", f"expected host:port, got {server.strip()!r}")
+        if not self.topic:
+            raise bad("topic", "must not be empty")
+        if not self.group_id:
+            raise bad("group_id", "must not be empty")
+        if self.starting_offsets not in STARTING_OFFSETS:
+            kind, _, value = self.starting_offsets.partition(":")
+            if kind != "timestamp" or not value.isdigit():
+                raise bad(
+                    "starting_offsets",
+                    f"must be earliest, latest, committed or timestamp:<epoch ms>, not {self.starting_offsets!r}",
+                )
+
+    def without_secrets(self) -> PipelineConfig:
+        """The config with no credentials (Kafka client properties, the PostgreSQL login), for
+        what is pickled into the job graph (the Python operators)."""
+        import dataclasses
+
+        return dataclasses.replace(self, kafka_properties={}, postgres=None)
+
+    @property
+    def open_to_network(self) -> bool:
+        """True when the web UI and metrics listen beyond this machine's loopback."""
+        return not ipaddress.ip_address(self.bind_address).is_loopback
+
+    def output_topics(self) -> dict[str, str]:
+        """Output name -> Kafka topic."""
+        return {name: self.output_topic_prefix + name for name in OUTPUT_KEYS}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of every knob; defaults are None so that the environment can fill in."""
+    parser.add_argument("--input", dest="input_path", help="file or directory of lines (default: bundled sample)")
+    parser.add_argument("--output", dest="output_dir", help="write JSON Lines here (default: print)")
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        default=None,
+        help="keep watching the input directory for new files; the job runs until stopped [FOLLOW]",
+    )
+    parser.add_argument(
+        "--print-all",
+        action="store_true",
+        default=None,
+        help="without --output: print every record the job emits, not a sample of each output [PRINT_ALL]",
+    )
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        default=None,
+        help="on a terminal, end when a file run ends instead of keeping its web UI up until Enter [NO_WAIT]",
+    )
+    parser.add_argument(
+        "--postgres",
+        dest="postgres_url",
+        default=None,
+        help="also write every output to PostgreSQL tables: postgresql://user[:password]@host[:port]/database"
+        " [POSTGRES_URL]",
+    )
+    parser.add_argument("--test-fail-once", dest="test_fail_once", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--bounded",
+        action="store_true",
+        default=None,
+        help="Kafka: stop at the offsets that are the latest when the job starts [KAFKA_BOUNDED]",
+    )
+    for name, knob in _KNOBS.items():
+        parser.add_argument(
+            knob.flag, dest=name, default=None, help=f"{knob.help} [{knob.env}, default {knob.shown or knob.default}]"
+        )
+
+
+def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> PipelineConfig:
+    """Build the config: flag, else environment variable, else default."""
+    env = os.environ if environ is None else environ
+    values: dict[str, object] = {}
+    for name, knob in _KNOBS.items():
+        raw = getattr(args, name, None)
+        source = knob.flag
+        if raw is None and knob.env in env:
+            raw, source = env[knob.env], knob.env
+        if raw is None:
+            continue
+        try:
+            values[name] = knob.kind(raw)
+        except ValueError:
+            raise ConfigError(f"{source}: expected {knob.kind.__name__}, got {raw!r}") from None
+    if getattr(args, "input_path", None):
+        values["input_path"] = Path(args.input_path)
+    elif env.get("INPUT_PATH"):
+        values["input_path"] = Path(env["INPUT_PATH"])
+    if getattr(args, "follow", None) or env.get("FOLLOW", "").lower() in ("1", "true", "yes"):
+        values["follow"] = True
+    if getattr(args, "print_all", None) or env.get("PRINT_ALL", "").lower() in ("1", "true", "yes"):
+        values["print_all"] = True
+    if getattr(args, "no_wait", None) or env.get("NO_WAIT", "").lower() in ("1", "true", "yes"):
+        values["no_wait"] = True
+    if getattr(args, "test_fail_once", None):
+        values["test_fail_once"] = args.test_fail_once
+    if getattr(args, "bounded", None) or env.get("KAFKA_BOUNDED", "").lower() in ("1", "true", "yes"):
+        values["bounded"] = True
+    values["kafka_properties"] = kafka_client_properties(str(values.get("kafka_properties_file", "")), env)
+    url = getattr(args, "postgres_url", None) or env.get("POSTGRES_URL", "")
+    if url:
+        try:
+            values["postgres"] = parse_url(url, str(values.get("postgres_password_file", "")), env)
+        except PostgresError as exc:
+            raise ConfigError(f"--postgres (POSTGRES_URL): {exc}") from None
+    if getattr(args, "output_dir", None):
+        values["output_dir"] = Path(args.output_dir)
+    elif env.get("OUTPUT_DIR"):
+        values["output_dir"] = Path(env["OUTPUT_DIR"])
+    return PipelineConfig(**values)  # type: ignore[arg-type]
+
+
+def kafka_client_properties(path: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """Kafka client properties: a Java properties file (``key=value`` lines, ``#`` comments),
+    then ``KAFKA_CLIENT_<NAME>`` variables (``KAFKA_CLIENT_SASL_MECHANISM`` -> ``sasl.mechanism``)."""
+    props: dict[str, str] = {}
+    if path:
+        file = Path(path)
+        if not file.is_file():
+            raise ConfigError(f"--kafka-properties (KAFKA_PROPERTIES_FILE): no such file: {file}")
+        for number, raw in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith(("#", "!")):
+                continue
+            key, sep, value = line.partition("=")
+            if not sep:
+                raise ConfigError(f"--kafka-properties: line {number} of {file} is not key=value")
+            props[key.strip()] = value.strip()
+    for name, value in environ.items():
+        if name.startswith("KAFKA_CLIENT_") and len(name) > len("KAFKA_CLIENT_"):
+            props[name[len("KAFKA_CLIENT_") :].lower().replace("_", ".")] = value
+    return props
+
+
+def parse_config(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> PipelineConfig:
+    parser = argparse.ArgumentParser(prog="ais-pipeline run")
+    add_arguments(parser)
+    return from_args(parser.parse_args(list(argv)), environ)

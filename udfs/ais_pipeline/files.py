@@ -1,0 +1,140 @@
+"""The job's files: input lines as Flink's file source reads them, and the output directories of
+a file run as the job writes them (JSON Lines part files), read back and summed up into
+summary.json. The plain loop, the report, the tests and the run's summary all read them here."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from ais_pipeline.rules.outputs import (
+    RECEIVER_TALLY,
+    SUMMARY_COUNTS,
+    accounted_lines,
+    by_receiver,
+    duplicate_ratio,
+    iso_ms,
+    parse_iso_ms,
+    tally_totals,
+)
+from ais_pipeline.rules.plain import PlainResult
+
+
+def input_files(path: Path) -> list[Path]:
+    """The files a run reads: the file itself, or every file under the directory in name order,
+    hidden ones (``.``/``_``) left out as Flink's file source leaves them out."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+
+
+def read_lines(path: Path) -> Iterable[str]:
+    """The lines of a file or directory as Flink's text line format reads them (split on \\n, \\r
+    or \\r\\n; bytes that are not UTF-8 replaced)."""
+    for file in input_files(path):
+        with file.open(encoding="utf-8", errors="replace", newline=None) as fh:
+            for line in fh:
+                yield line.rstrip("\n")
+
+
+def write_outputs(result: PlainResult, output_dir: Path) -> None:
+    """The outputs as the Flink job writes them: JSON Lines under one directory each."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for name, records in result.named().items():
+        target = output_dir / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        target.mkdir()
+        (target / "part-0.jsonl").write_text("".join(r + "\n" for r in records))
+
+
+def output_lines(directory: Path) -> Iterator[str]:
+    """The records of one output directory as their JSON lines, part file by part file in name
+    order (hidden in-progress files skipped)."""
+    if not directory.is_dir():
+        return
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            with path.open(encoding="utf-8") as fh:
+                yield from (line.rstrip("\n") for line in fh if line.strip())
+
+
+def read_jsonl(directory: Path) -> list[dict[str, object]]:
+    """Every record of one output directory (Flink's part files, hidden in-progress files skipped)."""
+    records: list[dict[str, object]] = []
+    if not directory.is_dir():
+        return records
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            with path.open(encoding="utf-8") as fh:
+                records.extend(json.loads(line) for line in fh if line.strip())
+    return records
+
+
+def read_tallies(directory: Path) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    if not directory.is_dir():
+        return counts
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            with path.open(encoding="utf-8") as fh:
+                counts.update(line.strip() for line in fh if line.strip())
+    return counts
+
+
+def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, object]:
+    """summary.json: the tallies the operators emitted for what has no output of its own, the
+    outputs counted, and the input lines read."""
+    totals = tally_totals(tallies)
+    summary: dict[str, object] = {name: totals.get(name, 0) for name in SUMMARY_COUNTS}
+    summary["lines"] = lines
+    summary["positions_kept"] = count_lines(output_dir / "positions")
+    summary["static_kept"] = count_lines(output_dir / "static")
+    dead = read_jsonl(output_dir / "dead_letter")
+    summary["dead_letter"] = dict(sorted(Counter(str(d["reason"]) for d in dead).items()))
+    summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead)
+    late = Counter(str(r["window"]) for r in read_jsonl(output_dir / "late"))
+    summary["late_records"] = {"tumbling": late.get("tumbling", 0), "sliding": late.get("sliding", 0)}
+    summary["duplicate_ratio"] = duplicate_ratio(
+        int(summary["positions_kept"]),  # type: ignore[call-overload]
+        int(totals.get("duplicates_exact", 0)),
+        int(totals.get("duplicates_near", 0)),
+    )
+    summary["accounted_lines"] = accounted_lines(summary)
+    summary["receivers"] = by_receiver(tallies, dead)
+    summary["per_minute"] = per_minute(tallies, output_dir)
+    return summary
+
+
+def per_minute(tallies: Counter[str], output_dir: Path) -> dict[str, dict[str, int]]:
+    """Per minute of event time: positions kept (from the output), exact and near duplicates and
+    late reports (from the ``figure@minute`` tallies): the duplicate ratio over time."""
+    minutes: dict[int, Counter[str]] = {}
+    for name, n in tallies.items():
+        figure, sep, minute = name.partition("@")
+        if sep and not name.startswith(RECEIVER_TALLY):
+            minutes.setdefault(int(minute), Counter())[figure] += n
+    for record in read_jsonl(output_dir / "positions"):
+        ts = parse_iso_ms(str(record["timestamp"]))
+        minutes.setdefault(ts - ts % 60_000, Counter())["positions_kept"] += 1
+    figures = ("positions_kept", "duplicates_exact", "duplicates_near", "late")
+    return {iso_ms(m): {f: minutes[m].get(f, 0) for f in figures} for m in sorted(minutes)}
+
+
+def count_lines(directory: Path) -> int:
+    """Records in one output directory (Flink's part files; hidden in-progress files skipped)."""
+    total = 0
+    if directory.is_dir():
+        for path in directory.rglob("*"):
+            if path.is_file() and not path.name.startswith("."):
+                with path.open("rb") as fh:
+                    total += sum(1 for line in fh if line.strip())
+    return total
+
+
+def count_input_lines(path: Path) -> int:
+    """Input lines as Flink's text line format splits them (\\n, \\r or \\r\\n)."""
+    return sum(1 for _ in read_lines(path))

@@ -1,0 +1,280 @@
+"""The Python operators of the job, around the rules of :mod:`ais_pipeline.rules`.
+
+Each class holds Flink's handles (state, timers, metrics, side outputs) and hands the decisions to
+:mod:`ais_pipeline.rules.parse`, :mod:`~ais_pipeline.rules.multipart` and
+:mod:`~ais_pipeline.rules.dedup`. The windows run in Java (``ais.flink.CellWindows``).
+Every figure of the run summary is a metric counter of the operator that decides it, and, for a
+run that writes a summary, a tally record on the ``tally`` side output.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from pyflink.common import Row, Types
+from pyflink.datastream import OutputTag
+from pyflink.datastream.functions import KeyedProcessFunction, RuntimeContext
+
+from ais_pipeline.config import PipelineConfig
+from ais_pipeline.functions.rows import parsed_entry, to_columns, wire_reports
+from ais_pipeline.functions.state import LaneGroups, ShardVessels
+from ais_pipeline.jvm import metrics
+from ais_pipeline.rules import outputs
+from ais_pipeline.rules.dedup import LATE, VesselLogic
+from ais_pipeline.rules.lane import LaneParser
+from ais_pipeline.rules.parse import DeadLetter
+from ais_pipeline.rules.records import VesselPane
+from ais_pipeline.rules.windows import WindowSpec
+
+
+def _tag(name: str) -> OutputTag:
+    return OutputTag(name, Types.STRING())
+
+
+# Side outputs: every one carries JSON Lines text (or a tally name), so a plain string type.
+POSITIONS = _tag("positions")
+STATIC = _tag("static")
+LATE_OUT = _tag("late")
+DEAD = _tag("dead_letter")
+TALLY = _tag("tally")
+_OUTCOME_TAGS = {"positions": POSITIONS, "static": STATIC, "late": LATE_OUT}
+
+
+def window_spec(config: PipelineConfig) -> WindowSpec:
+    return WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms)
+
+
+class _Tallies:
+    """Metric counters of one operator, and the tally records behind summary.json."""
+
+    def __init__(self, ctx: RuntimeContext, emit: bool, names: tuple[str, ...] = ()) -> None:
+        self._group = ctx.get_metrics_group()
+        self._counters: dict[str, Any] = {}
+        self._emit = emit
+        for name in names:  # registered up front, so that the web UI lists them from the start
+            self._counters[name] = self._group.counter(name)
+
+    def duplicate_ratio_gauge(self) -> None:
+        """``duplicate_ratio``: exact and near duplicates over all valid positions decided, over
+        this operator's counters, computed in Java (PyFlink's Python gauges report whole numbers
+        only). Thread mode only (PyFlink's embedded metric classes); skipped otherwise."""
+        names = ("positions_kept", "duplicates_exact", "duplicates_near")
+        metrics.duplicate_ratio_gauge(self._group, [self._counters[n] for n in names])
+
+    def count(self, name: str, n: int = 1) -> Iterator[tuple[OutputTag, str]]:
+        """Count in the metrics, and emit the tally records a run summary adds up."""
+        self.metric(name, n)
+        if self._emit:
+            for _ in range(n):
+                yield TALLY, name
+
+    def metric(self, name: str, n: int = 1) -> None:
+        """Count in the operator's metrics only: for figures whose records are an output anyway."""
+        counter = self._counters.get(name)
+        if counter is None:
+            counter = self._counters[name] = self._group.counter(name)
+        counter.inc(n)
+
+    def dead(self, dead: DeadLetter) -> Iterator[tuple[OutputTag, str]]:
+        """Dead-letter a record, and count it by reason in the metrics (the summary counts the
+        dead-letter output itself)."""
+        self.metric("dead_letter_" + dead.reason)
+        yield DEAD, outputs.dead_letter_json(dead)
+
+
+END_OF_INPUT_TIMER = 2**63 - 2  # fires only on Flink's final watermark, at the end of a bounded input
+
+
+class ParseLines(KeyedProcessFunction):
+    """Keyed by lane (``ais.flink.LineBatches`` keys each source subtask's batches so that they
+    stay on the subtask that reads them): batches of raw lines to the lane's entries for the
+    watermark stage (:class:`ais_pipeline.rules.lane.LaneParser`, which reassembles multipart
+    groups in the lane's order); everything else is counted or dead-lettered with a reason.
+
+    Output: one batch of columns per batch of lines (``ais_pipeline.functions.rows.parsed_type``): each
+    entry's ``assigned`` event time (what it moves the watermark with; ``TIME_UNKNOWN`` for
+    none), its ``source`` (receiver), and its report, if it has one (single-sentence, or a
+    multipart group's last fragment), for ``ais.flink.ReceiverWatermarks``, which stamps each
+    report with the watermark it was read under. Reports further ahead of the wall clock than
+    the maximum clock skew are dead-lettered here and never reach the watermark. Pending groups
+    are in keyed map state; a group whose deadline (wall clock) passes, or that is pending when
+    the input ends, is dead-lettered.
+    """
+
+    def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
+        self.config = config.without_secrets()  # pickled into the job graph: no passwords in it
+        self.emit_tallies = emit_tallies
+        marker, _, text = config.test_fail_once.partition("=")
+        self.fail_marker, self.fail_text = marker, text
+
+    def _injected_failure(self, line: str) -> None:
+        """Test-only (--test-fail-once MARKER=TEXT): throw once on a line containing TEXT."""
+        import os
+
+        if self.fail_text in line and not os.path.exists(self.fail_marker):
+            with open(self.fail_marker, "w") as fh:
+                fh.write(line)
+            raise RuntimeError(f"injected failure on a line containing {self.fail_text!r} (--test-fail-once)")
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        config = self.config
+        self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
+        self.groups = LaneGroups(runtime_context)
+        self.end_timer_armed = False
+        self.tallies = _Tallies(
+            runtime_context,
+            self.emit_tallies,
+            ("lines", "skipped", "not_ais", "other_types", "no_time", "fragments_joined"),
+        )
+
+    def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[Any]:
+        lines = value  # the batch of Row(lane, lines): PyFlink hands a keyed operator the record alone
+        self.tallies.metric("lines", len(lines))
+        timers = ctx.timer_service()
+        self.groups.timers = timers
+        if not self.end_timer_armed:
+            timers.register_event_time_timer(END_OF_INPUT_TIMER)
+            self.end_timer_armed = True
+        parser, groups = self.parser, self.groups
+        now = int(time.time() * 1000)
+        entries: list[tuple[Any, ...]] = []
+        for line in lines:
+            if self.fail_text:
+                self._injected_failure(line)
+            entry = parser.line(line, now, groups)
+            if entry is not None:
+                report = entry.report
+                entries.append(parsed_entry(entry.assigned, entry.source, report))
+        yield from self._drain()
+        if entries:
+            yield Row(*[list(column) for column in zip(*entries, strict=True)])
+
+    def _drain(self) -> Iterator[Any]:
+        parser = self.parser
+        for tally in parser.tallies:
+            yield from self.tallies.count(tally)
+        parser.tallies.clear()
+        for dead in parser.dead:
+            yield from self.tallies.dead(dead)
+        parser.dead.clear()
+
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Any]:
+        self.groups.timers = ctx.timer_service()
+        if timestamp == END_OF_INPUT_TIMER:
+            self.parser.expire(self.groups, self.groups.pending(), end_of_input=True)
+        else:
+            self.parser.expire(self.groups, self.groups.expired(timestamp), end_of_input=False)
+        yield from self._drain()
+
+
+class _Batch:
+    """The records one call of a batched operator emits: one record per output, lines joined
+    (split again in Java, ``ais.flink.SplitLines``), and metric counts added up."""
+
+    __slots__ = ("counts", "lines")
+
+    def __init__(self) -> None:
+        self.lines: dict[OutputTag, list[str]] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(self, tag: OutputTag, line: str) -> None:
+        lines = self.lines.get(tag)
+        if lines is None:
+            lines = self.lines[tag] = []
+        lines.append(line)
+
+    def count(self, name: str) -> None:
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+    def emit(self, tallies: _Tallies) -> Iterator[tuple[OutputTag, str]]:
+        for name, n in self.counts.items():
+            tallies.metric(name, n)
+        for tag, lines in self.lines.items():
+            yield tag, "\n".join(lines)
+
+
+class DedupVessel(KeyedProcessFunction):
+    """Keyed by vessel shard (MMSI mod ``VESSEL_SHARDS``): batches of reports, each lane's in its
+    order (``ais.flink.KeyedBatches``, with its state markers). Its main output is the vessels'
+    pane contributions, one batch of columns (``VesselPane``) per call, for the Java window
+    operator; positions, static reports, late reports, dead letters and tallies go to side
+    outputs, one record of JSON Lines per output and batch."""
+
+    def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
+        self.logic = VesselLogic(
+            window_spec(config),
+            config.dedup_ttl_ms,
+            config.near_window_ms,
+            config.static_ttl_ms,
+            config.out_of_orderness_s * 1000,
+            config.geohash_precision,
+        )
+        self.emit_tallies = emit_tallies
+        self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        self.store = ShardVessels(runtime_context)
+        self.tallies = _Tallies(
+            runtime_context,
+            self.emit_tallies,
+            (
+                "positions_kept",
+                "static_kept",
+                "duplicates_exact",
+                "duplicates_near",
+                "static_duplicates",
+                "no_position",
+                "late",
+            ),
+        )
+        self.keys_held = metrics.set_gauge(runtime_context.get_metrics_group(), "dedup_keys_held")
+        self.tallies.duplicate_ratio_gauge()
+
+    def process_element(self, batch: Any, ctx: Any) -> Iterator[Any]:
+        self.store.bind(ctx.get_current_key(), ctx.timer_service())
+        reports = wire_reports(batch)
+        if not reports:  # a marker (an empty batch): a checkpoint barrier follows
+            self.store.flush()
+            return
+        out = _Batch()
+        panes: list[VesselPane] = []
+        logic, store, emit_tallies = self.logic, self.store, self.emit_tallies
+        for report in reports:
+            # The watermark the report was parsed under is never behind this operator's own
+            # (the minimum over all the channels the report's one is among), and reproducible.
+            outcome, pane = logic.process(store.vessel(report.mmsi), report, report.watermark)
+            for name, text in outputs.outcome_records(outcome):
+                out.add(_OUTCOME_TAGS[name], text)
+            dead = outcome.dead_letter()
+            if dead is not None:
+                out.count("dead_letter_" + dead.reason)
+                out.add(DEAD, outputs.dead_letter_json(dead))
+            else:
+                out.count(outcome.kind)
+                tally = outcome.tally
+                if tally is not None and emit_tallies:
+                    out.add(TALLY, tally)
+                    if outcome.kind == LATE:
+                        out.add(TALLY, outputs.receiver_tally(LATE, report.receiver))
+            for window in outcome.late_windows:
+                out.count("late_records_" + window)
+            if pane is not None:
+                panes.append(pane)
+        if panes:
+            yield to_columns(panes)
+        yield from out.emit(self.tallies)
+        self.show_keys_held()
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
+        self.store.bind(ctx.get_current_key(), ctx.timer_service())
+        for mmsi in sorted(self.store.due(timestamp)):
+            if mmsi in self.store.shard.items:
+                self.logic.on_timer(self.store.vessel(mmsi), timestamp)
+        self.show_keys_held()
+        yield from ()
+
+    def show_keys_held(self) -> None:
+        if self.keys_held is not None:
+            self.keys_held.set(self.store.keys_held())

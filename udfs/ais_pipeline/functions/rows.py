@@ -1,0 +1,133 @@
+"""Flink row types of the records in :mod:`ais_pipeline.rules.records`, built from the dataclasses'
+own field annotations (the one declaration of each record), and the conversions between records
+and rows.
+
+Each function returns a *fresh* type object: an ``OutputTag`` whose type object was already used
+by another operator fails to pickle.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import fields
+from functools import cache
+from typing import Any, TypeVar
+
+from pyflink.common import Row, Types
+from pyflink.common.typeinfo import TypeInformation
+
+from ais_pipeline.rules.records import (
+    Int32,
+    Report,
+    VesselPane,
+    WireReport,
+    pack_report,
+    unpack_report,
+    values,
+)
+from ais_pipeline.rules.windows import Aggregate
+
+T = TypeVar("T")
+
+
+def _flink_type(annotation: Any) -> TypeInformation:
+    """The Flink type of one field annotation (``X | None``: Flink's types are nullable)."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        (inner,) = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _flink_type(inner)
+    if annotation == Int32:
+        return Types.INT()
+    simple = {int: Types.LONG, float: Types.DOUBLE, str: Types.STRING, bool: Types.BOOLEAN}
+    if annotation not in simple:
+        raise TypeError(f"no Flink type for a record field annotated {annotation!r}")
+    return simple[annotation]()
+
+
+@cache
+def _layout(cls: type) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    names = tuple(f.name for f in fields(cls))
+    return names, tuple(hints[n] for n in names)
+
+
+def row_type(cls: type) -> TypeInformation:
+    """The named Flink row type of a record dataclass, its fields in declaration order."""
+    names, annotations = _layout(cls)
+    return Types.ROW_NAMED(list(names), [_flink_type(a) for a in annotations])
+
+
+def report_type() -> TypeInformation:
+    return row_type(Report)
+
+
+def vessel_pane_type() -> TypeInformation:
+    return row_type(VesselPane)
+
+
+def aggregate_type() -> TypeInformation:
+    return row_type(Aggregate)
+
+
+def to_row(record: Any) -> Row:
+    """A dataclass record as a Flink Row, fields in declaration order."""
+    return Row(*values(record))
+
+
+def from_row(cls: type[T], row: Any) -> T:
+    """A Flink Row back into its dataclass."""
+    return cls(*row)
+
+
+def keyed(key_type: TypeInformation, record_type: TypeInformation) -> TypeInformation:
+    """``Row(key, record)``: what an operator emits for the next one to be keyed in Java."""
+    return Types.ROW([key_type, record_type])
+
+
+def columns(record_type: TypeInformation) -> TypeInformation:
+    """A batch of records as columns: a row with the record type's field names, each field an
+    array of that field's values, one per record. (Thread mode converts an array of rows through
+    one reused row buffer, so every element would arrive as the last one: columns instead.)"""
+    return Types.ROW_NAMED(
+        list(record_type.get_field_names()),  # type: ignore[attr-defined]
+        [Types.BASIC_ARRAY(t) for t in record_type.get_field_types()],  # type: ignore[attr-defined]
+    )
+
+
+def to_columns(records: list[Any]) -> Row:
+    """Records of one dataclass as a :func:`columns` batch."""
+    return Row(*[list(column) for column in zip(*(values(r) for r in records), strict=True)])
+
+
+def wire_report_type() -> TypeInformation:
+    return row_type(WireReport)
+
+
+def parsed_type() -> TypeInformation:
+    """A batch of a lane's entries as columns (one array per field, one value per entry), for
+    ``ais.flink.ReceiverWatermarks``: ``assigned`` (the event time the line moves its source's
+    clock with), ``source`` (its receiver), and the entry's report, if it has one, as its ``mmsi``
+    and the rest ``packed`` (:func:`ais_pipeline.rules.records.pack_report`); both null for an
+    entry without one."""
+    return Types.ROW_NAMED(
+        ["assigned", "source", "mmsi", "packed"],
+        [
+            Types.BASIC_ARRAY(Types.LONG()),
+            Types.BASIC_ARRAY(Types.STRING()),
+            Types.BASIC_ARRAY(Types.LONG()),
+            Types.BASIC_ARRAY(Types.STRING()),
+        ],
+    )
+
+
+def parsed_entry(assigned: int, source: str, report: Report | None) -> tuple[Any, ...]:
+    """One entry of a :func:`parsed_type` batch."""
+    if report is None:
+        return (assigned, source, None, None)
+    return (assigned, source, report.mmsi, pack_report(report))
+
+
+def wire_reports(batch: Any) -> list[Report]:
+    """A batch of :func:`wire_report_type` columns back into reports."""
+    mmsis, watermarks, packed = batch
+    return [unpack_report(m, w, p) for m, w, p in zip(mmsis, watermarks, packed, strict=True)]

@@ -1,0 +1,255 @@
+"""The Python operators' keyed state: what they hold between calls and how it maps to Flink's.
+
+- :class:`LaneGroups`: a lane's pending multipart groups, in map state keyed by lane (the parse
+  operator), written through.
+- :class:`ShardVessels`: the dedup operator's vessels, kept as Python objects per vessel shard
+  and written behind to map state when a marker arrives (see :class:`WriteBehind`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from pyflink.common import Row, Types
+from pyflink.datastream.functions import RuntimeContext
+from pyflink.datastream.state import MapStateDescriptor
+
+from ais_pipeline.functions.rows import to_row
+from ais_pipeline.rules.dedup import VesselMeta
+from ais_pipeline.rules.multipart import PendingGroup
+from ais_pipeline.rules.records import TIME_UNKNOWN
+
+DEADLINE_GRAIN_MS = 1000  # multipart deadlines are checked on timers rounded up to the second
+
+
+class LaneGroups:
+    """The pending multipart groups of the current lane, in keyed map state (keyed by lane):
+    :class:`ais_pipeline.rules.lane.GroupStores`. A new group arms a processing-time timer at
+    its deadline, rounded up to the second."""
+
+    def __init__(self, ctx: RuntimeContext) -> None:
+        row = Types.ROW_NAMED(
+            [f.name for f in fields(PendingGroup)],
+            [Types.INT(), Types.INT(), Types.STRING(), Types.STRING(), Types.STRING(), Types.LONG(), Types.LONG()],
+        )
+        self.state = ctx.get_map_state(MapStateDescriptor("pending-groups", Types.STRING(), row))
+        self.timers: Any = None
+
+    def store(self, key: str) -> LaneGroup:
+        return LaneGroup(self, key)
+
+    def pending(self) -> list[str]:
+        return sorted(self.state.keys())
+
+    def expired(self, now_ms: int) -> list[str]:
+        return sorted(key for key, row in self.state.items() if row[6] <= now_ms)
+
+
+class LaneGroup:
+    __slots__ = ("_groups", "_key")
+
+    def __init__(self, groups: LaneGroups, key: str) -> None:
+        self._groups, self._key = groups, key
+
+    def get(self) -> PendingGroup | None:
+        row = self._groups.state.get(self._key)
+        return None if row is None else PendingGroup(*row)
+
+    def put(self, group: PendingGroup) -> None:
+        if group.next_num == 2:  # a new group: arm its deadline
+            grain = DEADLINE_GRAIN_MS
+            self._groups.timers.register_processing_time_timer(-(-group.deadline // grain) * grain)
+        self._groups.state.put(self._key, to_row(group))
+
+    def clear(self) -> None:
+        self._groups.state.remove(self._key)
+
+
+_VESSEL_NAMES = ["last_lat5", "last_lon5", "last_ts", "max_ts", "pruned_at", "cleanup_at", "ids", "static"]
+
+
+def _vessel_row_type() -> Any:
+    """One vessel's state in the dedup operator's map state: its :class:`ais_pipeline.rules.dedup.VesselMeta`,
+    the identities it has seen (identity -> first event time) and its last kept static reports
+    (kind -> content and event time)."""
+    static = Types.ROW_NAMED(["content", "ts"], [Types.STRING(), Types.LONG()])
+    return Types.ROW_NAMED(
+        _VESSEL_NAMES,
+        [*[Types.LONG()] * 6, Types.MAP(Types.STRING(), Types.LONG()), Types.MAP(Types.STRING(), static)],
+    )
+
+
+class _VesselEntry:
+    """One vessel's state as Python objects."""
+
+    __slots__ = ("ids", "meta", "static")
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.meta: VesselMeta | None = None
+        self.static: dict[str, tuple[str, int]] = {}
+
+    def to_row(self) -> Row:
+        assert self.meta is not None
+        static = {k: Row(content, ts) for k, (content, ts) in self.static.items()}
+        return Row(*to_row(self.meta), dict(self.ids), static)
+
+    @classmethod
+    def from_row(cls, row: Any) -> _VesselEntry:
+        entry = cls()
+        entry.meta = VesselMeta(*row[:6])
+        entry.ids = dict(row[6] or {})
+        entry.static = {k: (v[0], v[1]) for k, v in (row[7] or {}).items()}
+        return entry
+
+
+class _Shard:
+    """What one operator instance holds of one shard in Python: its vessels or cells, the keys
+    changed since they were last written to keyed state, and its timers."""
+
+    __slots__ = ("dirty", "items", "registered", "timers_due")
+
+    def __init__(self) -> None:
+        self.items: dict[Any, Any] = {}
+        self.dirty: set[Any] = set()
+        self.registered: set[int] = set()  # event-time timers registered in Flink
+        self.timers_due: dict[int, set[Any]] = {}  # timer -> the items it is for
+
+
+class WriteBehind:
+    """Flink keyed state (keyed by shard) with a write-behind copy in Python.
+
+    Keyed state is the truth for checkpoints, restores and rescaling; the Python copy is loaded
+    from it the first time a shard is used, takes every read and write, and writes the keys that
+    changed back to keyed state when a marker for the shard arrives (``ais.flink.KeyedBatches``
+    sends one for every shard before every checkpoint barrier; with aligned checkpoints the
+    marker comes after everything before the barrier on each channel). Only this instance writes
+    its shards, and a restore starts a new instance with an empty copy, so the copy never
+    disagrees with the state it was loaded from.
+    """
+
+    def __init__(self) -> None:
+        self.shards: dict[int, _Shard] = {}
+        self.shard = _Shard()
+        self.key = 0
+        self.timer_service: Any = None
+
+    def bind(self, shard: int, timer_service: Any) -> None:
+        """Point at the current key's shard (the operator has already set the key in Flink)."""
+        self.timer_service = timer_service
+        self.key = shard
+        held = self.shards.get(shard)
+        if held is None:
+            held = self.shards[shard] = _Shard()
+            self.load(held)
+        self.shard = held
+
+    def load(self, shard: _Shard) -> None:
+        raise NotImplementedError
+
+    def write(self, shard: _Shard) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Write the current shard's changed keys to keyed state."""
+        if self.shard.dirty:
+            self.write(self.shard)
+            self.shard.dirty.clear()
+
+    def timer(self, ts: int, item: Any) -> None:
+        """An event-time timer of the current shard at ``ts`` for ``item``; Flink gets one per
+        shard and time."""
+        shard = self.shard
+        shard.timers_due.setdefault(ts, set()).add(item)
+        if ts not in shard.registered:
+            shard.registered.add(ts)
+            self.timer_service.register_event_time_timer(ts)
+
+    def due(self, ts: int) -> set[Any]:
+        """The items a timer of the current shard fired for."""
+        self.shard.registered.discard(ts)
+        return self.shard.timers_due.pop(ts, set())
+
+
+class ShardVessels(WriteBehind):
+    """The vessels of the dedup operator's shards: map state MMSI -> vessel, written behind."""
+
+    def __init__(self, ctx: RuntimeContext) -> None:
+        super().__init__()
+        self._state = ctx.get_map_state(MapStateDescriptor("vessels", Types.LONG(), _vessel_row_type()))
+
+    def load(self, shard: _Shard) -> None:
+        for mmsi, row in self._state.items():
+            entry = _VesselEntry.from_row(row)
+            shard.items[mmsi] = entry
+            assert entry.meta is not None
+            if entry.meta.cleanup_at != TIME_UNKNOWN:
+                shard.timers_due.setdefault(entry.meta.cleanup_at, set()).add(mmsi)
+
+    def write(self, shard: _Shard) -> None:
+        for mmsi in shard.dirty:
+            entry = shard.items.get(mmsi)
+            if entry is None:
+                self._state.remove(mmsi)
+            else:
+                self._state.put(mmsi, entry.to_row())
+
+    def vessel(self, mmsi: int) -> _VesselView:
+        entry = self.shard.items.get(mmsi)
+        if entry is None:
+            entry = self.shard.items[mmsi] = _VesselEntry()
+        return _VesselView(self, mmsi, entry)
+
+    def keys_held(self) -> int:
+        return sum(len(s.items) for s in self.shards.values())
+
+
+class _VesselView:
+    """:class:`ais_pipeline.rules.dedup.VesselStore` of one vessel of a shard."""
+
+    __slots__ = ("_entry", "_mmsi", "_store")
+
+    def __init__(self, store: ShardVessels, mmsi: int, entry: _VesselEntry) -> None:
+        self._store = store
+        self._mmsi = mmsi
+        self._entry = entry
+
+    def _changed(self) -> None:
+        self._store.shard.dirty.add(self._mmsi)
+
+    def first_seen(self, identity: str) -> int | None:
+        return self._entry.ids.get(identity)
+
+    def remember(self, identity: str, ts: int) -> None:
+        self._entry.ids[identity] = ts
+        self._changed()
+
+    def identities(self) -> list[tuple[str, int]]:
+        return list(self._entry.ids.items())
+
+    def forget(self, identity: str) -> None:
+        del self._entry.ids[identity]
+        self._changed()
+
+    def meta(self) -> VesselMeta | None:
+        return self._entry.meta
+
+    def set_meta(self, meta: VesselMeta) -> None:
+        self._entry.meta = meta  # changed in place by the rules: always written back
+        self._changed()
+
+    def static(self, kind: str) -> tuple[str, int] | None:
+        return self._entry.static.get(kind)
+
+    def set_static(self, kind: str, content: str, ts: int) -> None:
+        self._entry.static[kind] = (content, ts)
+        self._changed()
+
+    def clear(self) -> None:
+        self._store.shard.items.pop(self._mmsi, None)
+        self._entry = _VesselEntry()
+        self._changed()
+
+    def register_timer(self, ts: int) -> None:
+        self._store.timer(ts, self._mmsi)

@@ -1,0 +1,38 @@
+"""A local Flink cluster that outlives the jobs run on it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyflink.datastream import StreamExecutionEnvironment
+
+from ais_pipeline.jvm.gateway import configuration, jvm, string_array
+
+
+class LocalCluster:
+    """Flink's ``MiniCluster`` started by this process: jobs go to it through its REST API (a
+    remote environment), so that its web UI still shows a finished job. (PyFlink's local executor
+    starts a mini-cluster per job and shuts it down, web UI and all, when the job ends.)"""
+
+    def __init__(self, settings: Mapping[str, str]) -> None:
+        flink = jvm().org.apache.flink
+        slots = int(settings.get("taskmanager.numberOfTaskSlots", "1"))
+        builder = flink.runtime.minicluster.MiniClusterConfiguration.Builder()
+        built = builder.setConfiguration(configuration(settings)).setNumTaskManagers(1)
+        self._cluster = flink.runtime.minicluster.MiniCluster(built.setNumSlotsPerTaskManager(slots).build())
+        self._cluster.start()
+
+    @property
+    def rest_port(self) -> int:
+        return int(self._cluster.getRestAddress().get().getPort())
+
+    def environment(self, settings: Mapping[str, str]) -> StreamExecutionEnvironment:
+        """An execution environment whose jobs go to this cluster (a local one would start a
+        mini-cluster of its own)."""
+        j_env = jvm().org.apache.flink.streaming.api.environment.StreamExecutionEnvironment.createRemoteEnvironment(
+            "127.0.0.1", self.rest_port, configuration(settings), string_array([])
+        )
+        return StreamExecutionEnvironment(j_env)
+
+    def close(self) -> None:
+        self._cluster.close()

@@ -1,0 +1,184 @@
+"""The job's Java operators (``java/src/main/java/ais/flink/``), one wrapper class per Java class.
+
+Every wrapper has one shape: a frozen dataclass of named fields, ``name`` (shown in the web UI)
+and ``uid`` (the operator's stable id in savepoints) first, then the Java class's own settings;
+``apply(stream)`` puts the operator after ``stream`` and returns the new PyFlink stream, and
+``build()`` makes the Java object itself (each Java operator that reads or writes a record
+resolves its fields by name and checks their types when it is built, so ``build()`` raises for a
+record whose Python and Java declarations disagree).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyflink.common import Types
+from pyflink.common.typeinfo import TypeInformation
+from pyflink.datastream import DataStream, OutputTag
+
+from ais_pipeline.jvm.gateway import java_stream, java_type, jvm, transform
+from ais_pipeline.resources import helpers_jar
+
+
+def _with_helpers(stream: DataStream) -> None:
+    """The job's jar on the job's classpath (``flink run`` ships it to the cluster)."""
+    stream.get_execution_environment().add_jars(helpers_jar().as_uri())
+
+
+@dataclass(frozen=True)
+class LineBatches:
+    """``ais.flink.LineBatches``: consecutive lines of a lane (a source subtask) as one
+    ``Row(lane, String[])`` record (up to ``max_lines``, at most ``max_delay_ms`` of wall clock,
+    never across a watermark, a barrier or the end of the input), so the Python parse operator is
+    called once per batch; ``lane`` is a key Flink assigns to the same subtask index."""
+
+    name: str
+    uid: str
+    max_lines: int
+    max_delay_ms: int
+
+    def build(self) -> Any:
+        return jvm().ais.flink.LineBatches(self.max_lines, self.max_delay_ms)
+
+    def apply(self, lines: DataStream) -> DataStream:
+        _with_helpers(lines)
+        batch_type = Types.ROW([Types.INT(), Types.BASIC_ARRAY(Types.STRING())])
+        return DataStream(transform(lines, self.name, batch_type, self.build()).uid(self.uid))
+
+
+@dataclass(frozen=True)
+class ReceiverWatermarks:
+    """``ais.flink.ReceiverWatermarks``: the lane's watermark, following its receivers (the rule
+    of :mod:`ais_pipeline.rules.watermarks`), kept in checkpoints; each report stamped with the
+    watermark it was read under and sent on as ``Row(mmsi, WireReport)``; lines far from the
+    consensus counted per receiver (metrics, and tally records on ``tally_tag`` when given)."""
+
+    name: str
+    uid: str
+    out_of_orderness_ms: int
+    idle_timeout_ms: int
+    max_clock_skew_ms: int
+    warm_up_lines: int
+    consensus_lines: int
+    step_ms: int
+    parsed_type: TypeInformation
+    report_type: TypeInformation
+    tally_tag: OutputTag | None = None
+
+    def build(self) -> Any:
+        j_tag = None if self.tally_tag is None else self.tally_tag.get_java_output_tag()
+        return jvm().ais.flink.ReceiverWatermarks(
+            self.out_of_orderness_ms,
+            self.idle_timeout_ms,
+            self.max_clock_skew_ms,
+            self.warm_up_lines,
+            self.consensus_lines,
+            self.step_ms,
+            java_type(self.parsed_type),
+            java_type(self.report_type),
+            j_tag,
+        )
+
+    def apply(self, parsed: DataStream) -> DataStream:
+        out_type = Types.ROW([Types.LONG(), self.report_type])
+        return DataStream(transform(parsed, self.name, out_type, self.build()).uid(self.uid))
+
+
+@dataclass(frozen=True)
+class KeyedBatches:
+    """``ais.flink.KeyedBatches``: ``Row(key, record)`` records as ``Row(shard, columns)`` batches
+    per shard of the key (``key mod shards``), with a marker per shard before every checkpoint
+    barrier, for a keyed Python operator that takes a batch per call."""
+
+    name: str
+    uid: str
+    shards: int
+    max_records: int
+    max_delay_ms: int
+    record_type: TypeInformation
+
+    def build(self) -> Any:
+        return jvm().ais.flink.KeyedBatches(
+            self.shards, self.max_records, self.max_delay_ms, True, java_type(self.record_type)
+        )
+
+    def apply(self, stream: DataStream) -> DataStream:
+        from ais_pipeline.functions.rows import columns, keyed
+
+        _with_helpers(stream)
+        out_type = keyed(Types.INT(), columns(self.record_type))
+        return DataStream(transform(stream, self.name, out_type, self.build()).uid(self.uid))
+
+
+@dataclass(frozen=True)
+class SplitLines:
+    """``ais.flink.SplitLines``: a multi-line string record as one record per line."""
+
+    name: str
+    uid: str
+
+    def build(self) -> Any:
+        return jvm().ais.flink.SplitLines()
+
+    def apply(self, stream: DataStream) -> DataStream:
+        j_stream = java_stream(stream).flatMap(self.build(), java_type(Types.STRING()))
+        return DataStream(j_stream).name(self.name).uid(self.uid)
+
+
+@dataclass(frozen=True)
+class ColumnsToRows:
+    """``ais.flink.ColumnsToRows``: a batch of columns (``rows.columns``) as one row per record."""
+
+    name: str
+    uid: str
+    record_type: TypeInformation
+
+    def build(self) -> Any:
+        return jvm().ais.flink.ColumnsToRows(java_type(self.record_type))
+
+    def apply(self, batches: DataStream) -> DataStream:
+        j_stream = java_stream(batches).flatMap(self.build(), java_type(self.record_type))
+        return DataStream(j_stream).name(self.name).uid(self.uid)
+
+
+@dataclass(frozen=True)
+class CellWindows:
+    """``ais.flink.CellWindows``: tumbling and sliding aggregates per geohash cell, keyed by cell
+    on Flink's keyed state and event-time timers; ``VesselPane`` rows in, ``Aggregate`` rows out."""
+
+    name: str
+    uid: str
+    window_ms: int
+    slide_size_ms: int
+    slide_ms: int
+    lateness_ms: int
+    contribution_type: TypeInformation
+    aggregate_type: TypeInformation
+
+    def build(self) -> Any:
+        flink = jvm().ais.flink
+        spec = flink.WindowSpec(self.window_ms, self.slide_size_ms, self.slide_ms, self.lateness_ms)
+        return flink.CellWindows(spec, java_type(self.contribution_type), java_type(self.aggregate_type))
+
+    def apply(self, contributions: DataStream) -> DataStream:
+        j_in = java_type(self.contribution_type)
+        j_keyed = java_stream(contributions).keyBy(jvm().ais.flink.FieldKey(j_in, "cell"))
+        operator = self.build().operator()
+        return DataStream(j_keyed.transform(self.name, java_type(self.aggregate_type), operator).uid(self.uid))
+
+
+@dataclass(frozen=True)
+class AggregateJson:
+    """``ais.flink.AggregateJson``: ``Aggregate`` rows as their JSON lines."""
+
+    name: str
+    uid: str
+    aggregate_type: TypeInformation
+
+    def build(self) -> Any:
+        return jvm().ais.flink.AggregateJson(java_type(self.aggregate_type))
+
+    def apply(self, aggregates: DataStream) -> DataStream:
+        j_stream = java_stream(aggregates).map(self.build(), java_type(Types.STRING()))
+        return DataStream(j_stream).name(self.name).uid(self.uid)

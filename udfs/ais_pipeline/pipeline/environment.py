@@ -1,0 +1,128 @@
+"""Where the job runs: a local mini-cluster configured from ``flink-conf/config.yaml`` (one per job,
+or one that outlives it), or the cluster of ``flink run``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from pyflink.common import Configuration
+from pyflink.datastream import StreamExecutionEnvironment
+
+from ais_pipeline.config import PipelineConfig, submitted_by_flink_cli
+from ais_pipeline.resources import METRICS_JAR, PACKAGE
+
+if TYPE_CHECKING:
+    from ais_pipeline.jvm.cluster import LocalCluster
+
+CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
+PROMETHEUS_HOST = "metrics.reporter.prom.host"
+RESTART_STRATEGY = "restart-strategy.type"
+
+
+def flink_settings(config: PipelineConfig) -> dict[str, str]:
+    """flink-conf/config.yaml flattened, plus what a local run must set for itself."""
+    import yaml
+
+    def flatten(prefix: str, node: object, out: dict[str, str]) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                flatten(f"{prefix}.{key}" if prefix else str(key), value, out)
+        elif isinstance(node, list):
+            out[prefix] = ";".join(str(v) for v in node)
+        elif isinstance(node, bool):
+            out[prefix] = "true" if node else "false"
+        else:
+            out[prefix] = str(node)
+
+    interval = config.checkpoint_interval_s
+    if submitted_by_flink_cli():  # the cluster has its own settings; -pyexec names its Python
+        settings = {"parallelism.default": str(config.parallelism)}
+        if interval:
+            settings[CHECKPOINT_INTERVAL] = f"{interval}s"
+        return settings
+    settings = {}
+    conf_file = config.flink_conf_dir / "config.yaml"
+    if conf_file.exists():
+        flatten("", yaml.safe_load(conf_file.read_text()) or {}, settings)
+    if interval == 0:
+        settings.pop(CHECKPOINT_INTERVAL, None)
+    elif interval is not None:
+        settings[CHECKPOINT_INTERVAL] = f"{interval}s"
+    settings["parallelism.default"] = str(config.parallelism)
+    # A local run fails at once, with its cause (a cluster keeps flink-conf's strategy: restarts
+    # with a growing delay, which made a failing local run take minutes to give up).
+    for key in [k for k in settings if k.startswith("restart-strategy.")]:
+        del settings[key]
+    settings[RESTART_STRATEGY] = "none"
+    # The mini-cluster has one TaskManager: it needs a slot per parallel subtask of the job.
+    slots = int(settings.get("taskmanager.numberOfTaskSlots", "1"))
+    settings["taskmanager.numberOfTaskSlots"] = str(max(slots, config.parallelism))
+    settings["python.executable"] = sys.executable
+    settings["python.client.executable"] = sys.executable
+    settings["rest.port"] = str(config.web_ui_port)
+    settings["rest.bind-port"] = str(config.web_ui_port)
+    # Closed by default (flink-conf has loopback everywhere): --bind-address opens the web UI /
+    # REST API and the Prometheus endpoint, nothing else (a mini-cluster has no remote workers).
+    settings["rest.bind-address"] = config.bind_address
+    settings[PROMETHEUS_HOST] = config.bind_address
+    return settings
+
+
+def reporters_on_gateway_classpath() -> None:
+    """Let a local run load the metric reporters of flink-conf (Prometheus, served on one address
+    by ``ais.flink.metrics.BoundPrometheusReporterFactory``).
+
+    A cluster loads reporters as plugins from the package's plugins/ folder; Flink's mini-cluster
+    creates its metric registry without a plugin manager, so there a reporter must be on the
+    classpath. PyFlink's local gateway adds ``HADOOP_CLASSPATH`` to its classpath."""
+    import glob
+
+    import pyflink
+
+    plugins = os.path.join(os.path.dirname(pyflink.__file__), "plugins")
+    prometheus = glob.glob(os.path.join(plugins, "metrics-prometheus", "flink-metrics-prometheus-*.jar"))
+    jars = [*sorted(prometheus), str(METRICS_JAR)]
+    current = [p for p in os.environ.get("HADOOP_CLASSPATH", "").split(os.pathsep) if p]
+    os.environ["HADOOP_CLASSPATH"] = os.pathsep.join(dict.fromkeys([*current, *jars]))
+
+
+def _python_paths() -> None:
+    """Thread mode embeds the interpreter in the JVM; it finds the venv's packages (pemja, pyflink)
+    and this package only through PYTHONPATH, which the JVM inherits from this process."""
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    paths = [str(PACKAGE.parent), *site, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
+    if not submitted_by_flink_cli():
+        reporters_on_gateway_classpath()
+        # PyFlink starts a "loopback" Beam worker pool in this process for local runs (a gRPC
+        # server on every interface, one per StreamExecutionEnvironment object, of which the job
+        # makes several), for Python workers in process mode. Thread mode embeds them in the JVM;
+        # "process" tells PyFlink that the JVM starts any such workers itself, as on a cluster.
+        os.environ["_python_worker_execution_mode"] = "process"
+
+
+def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:
+    """A StreamExecutionEnvironment on a local mini-cluster configured from flink-conf/ (one per
+    job, gone with it), or, under ``flink run``, on that cluster."""
+    _python_paths()
+    conf = Configuration()
+    for key, value in flink_settings(config).items():
+        conf.set_string(key, value)
+    env = StreamExecutionEnvironment.get_execution_environment(conf)
+    env.set_parallelism(config.parallelism)
+    return env
+
+
+def kept_cluster_environment(config: PipelineConfig) -> tuple[StreamExecutionEnvironment, LocalCluster]:
+    """An environment on a local mini-cluster of this process's own, which outlives the job (its
+    web UI still shows the finished job); the caller closes the cluster."""
+    from ais_pipeline.jvm.cluster import LocalCluster
+
+    _python_paths()
+    settings = flink_settings(config)
+    cluster = LocalCluster(settings)
+    env = cluster.environment(settings)
+    env.set_parallelism(config.parallelism)
+    return env, cluster

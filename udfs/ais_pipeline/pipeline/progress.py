@@ -1,0 +1,171 @@
+"""The progress of a local run, read from its web UI's REST API while the job runs: lines read
+(of how many, for files), lines/s, the watermark as a time, positions kept, duplicates and late
+reports so far, and for Kafka the consumer lag. On a terminal one refreshing line (tqdm), else a
+log line every ``LOG_EVERY_S`` seconds.
+
+The figures are the operators' metric counters (the same the summary adds up at the end), so the
+line lags the job by the metric fetch interval (``metrics.fetcher.update-interval``, 1 s)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+import urllib.request
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from ais_pipeline.rules.outputs import iso_ms
+
+log = logging.getLogger("ais_pipeline")
+
+POLL_EVERY_S = 1.0
+LOG_EVERY_S = 10.0
+RATE_OVER_S = 10.0
+# operator metric -> figure; the parse operator counts lines, the dedup operator the rest.
+COUNTERS = {
+    "lines": "lines",
+    "positions_kept": "kept",
+    "duplicates_exact": "duplicates",
+    "duplicates_near": "duplicates",
+    "late": "late",
+    "pendingRecords": "lag",
+}
+NO_WATERMARK = -(2**63)
+END_OF_INPUT = 2**63 - 1  # Flink's watermark once a bounded input is read
+
+
+@dataclass
+class Snapshot:
+    """What the job has done so far."""
+
+    lines: int = 0
+    kept: int = 0
+    duplicates: int = 0
+    late: int = 0
+    watermark_ms: int | None = None  # the cell windows' input watermark, None before the first
+    lag: int | None = None  # Kafka: records behind the end of the topic
+
+
+def describe(snap: Snapshot, lines_per_s: float, total: int | None) -> str:
+    """The progress line (without the bar that tqdm draws on a terminal)."""
+    read = f"{snap.lines:,} of {total:,} lines" if total is not None else f"{snap.lines:,} lines"
+    parts = [read, f"{lines_per_s:,.0f} lines/s"]
+    if snap.watermark_ms is None:
+        watermark = "-"
+    elif snap.watermark_ms >= END_OF_INPUT:
+        watermark = "end of input"
+    else:
+        watermark = iso_ms(snap.watermark_ms)
+    parts.append("watermark " + watermark)
+    parts.append(f"kept {snap.kept:,} dup {snap.duplicates:,} late {snap.late:,}")
+    if snap.lag is not None:
+        parts.append(f"lag {snap.lag:,}")
+    return ", ".join(parts)
+
+
+def rest_json(base: str, path: str) -> Any:
+    """One GET of Flink's REST API, as JSON."""
+    with urllib.request.urlopen(base + path, timeout=5) as resp:
+        return json.load(resp)
+
+
+class JobMetrics:
+    """The figures of one running job, through the REST API at ``base``."""
+
+    def __init__(self, base: str, job_id: str) -> None:
+        self.base = base
+        self.job_id = job_id
+        self._ids: dict[str, list[str]] = {}  # vertex id -> the metric ids it has of COUNTERS
+        self._windows: str | None = None  # the cell windows' vertex id
+
+    def _get(self, path: str) -> Any:
+        return rest_json(self.base, path)
+
+    def snapshot(self) -> Snapshot:
+        snap = Snapshot()
+        job = f"/jobs/{self.job_id}/vertices"
+        if not self._ids:
+            for vertex in self._get(f"/jobs/{self.job_id}")["vertices"]:
+                self._ids[vertex["id"]] = []
+                if vertex["name"].startswith("cell windows"):
+                    self._windows = vertex["id"]
+        for vertex, ids in self._ids.items():
+            if not ids:  # registered as the tasks start: look again until they are there
+                listed = self._get(f"{job}/{vertex}/metrics")
+                ids.extend(m["id"] for m in listed if m["id"].rsplit(".", 1)[-1] in COUNTERS)
+            for start in range(0, len(ids), 40):
+                for metric in self._get(f"{job}/{vertex}/metrics?get={','.join(ids[start : start + 40])}"):
+                    figure = COUNTERS[metric["id"].rsplit(".", 1)[-1]]
+                    value = int(float(metric["value"]))
+                    if figure == "lag":
+                        snap.lag = (snap.lag or 0) + max(value, 0)
+                    else:
+                        setattr(snap, figure, getattr(snap, figure) + value)
+        if self._windows is not None:
+            marks = [int(m["value"]) for m in self._get(f"{job}/{self._windows}/watermarks")]
+            if marks and min(marks) > NO_WATERMARK:
+                snap.watermark_ms = min(marks)
+        return snap
+
+
+class RecentRate:
+    """Lines per second over the last ``RATE_OVER_S`` seconds (since the start when shorter), so
+    that a run waiting for new files (``--follow``) shows 0, not a rate that decays towards it."""
+
+    def __init__(self, started: float) -> None:
+        self._samples: deque[tuple[float, int]] = deque([(started, 0)])
+
+    def update(self, now: float, lines: int) -> float:
+        samples = self._samples
+        samples.append((now, lines))
+        while len(samples) > 2 and now - samples[1][0] >= RATE_OVER_S:
+            samples.popleft()
+        then, before = samples[0]
+        return max(lines - before, 0) / max(now - then, 1e-3)
+
+
+class ProgressLine:
+    """Shows a running job's progress: call :meth:`update` often (it polls once a second)."""
+
+    def __init__(self, base: str, job_id: str, total_lines: int | None, terminal: bool | None = None) -> None:
+        self.metrics = JobMetrics(base, job_id)
+        self.total = total_lines
+        self.terminal = sys.stderr.isatty() if terminal is None else terminal
+        self.started = time.monotonic()
+        self._polled = self.started
+        self._rate = RecentRate(self.started)
+        self._bar: Any = None
+        if self.terminal:
+            import shutil
+
+            from tqdm import tqdm
+
+            # The terminal's width when it tells (a terminal that says 0 columns gets 100: tqdm
+            # would draw nothing).
+            width = shutil.get_terminal_size((100, 20)).columns
+            self._bar = tqdm(total=total_lines, unit=" lines", ncols=width, leave=False, file=sys.stderr)
+
+    def update(self) -> None:
+        now = time.monotonic()
+        if now - self._polled < (POLL_EVERY_S if self.terminal else LOG_EVERY_S):
+            return
+        self._polled = now
+        try:
+            snap = self.metrics.snapshot()
+        except Exception as exc:  # the job is starting or ending: next time (never stop the run)
+            log.debug("no progress figures: %s", exc)
+            return
+        rate = self._rate.update(now, snap.lines)
+        if self._bar is not None:
+            self._bar.n = snap.lines
+            self._bar.set_postfix_str(describe(snap, rate, None).split(", ", 2)[2], refresh=False)
+            self._bar.refresh()
+        else:
+            log.info("progress: %s", describe(snap, rate, self.total))
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

@@ -1,0 +1,158 @@
+"""What a run writes and how it ends, around the job's topology.
+
+- :class:`FileRun`: a local run on a file or a directory. It clears the outputs of an earlier
+  run, collects the tallies, runs the job until its input ends (or until Ctrl-C drains it), and
+  makes the run's summary (``summary.json`` under ``--output``, or a sample of each output).
+- :func:`execute_kafka`: a Kafka run, locally until stopped (or until ``--bounded`` offsets are
+  read), or submitted to the cluster of ``flink run`` and left running there.
+- :class:`RunRecord`: with ``--postgres``, the run's row in ``ais_runs``, started once and
+  finished once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from types import TracebackType
+
+from pyflink.datastream import StreamExecutionEnvironment
+
+from ais_pipeline import files, postgres
+from ais_pipeline.config import PipelineConfig, submitted_by_flink_cli
+from ais_pipeline.jvm.cluster import LocalCluster
+from ais_pipeline.pipeline.environment import kept_cluster_environment, local_environment
+from ais_pipeline.pipeline.execution import LocalJob, Stopped, execute
+from ais_pipeline.pipeline.webui import keeps_web_ui
+from ais_pipeline.rules.outputs import OUTPUTS
+
+log = logging.getLogger("ais_pipeline")
+
+SAMPLE_RECORDS = 3
+
+
+class RunRecord:
+    """The run's row in ``ais_runs`` (with ``--postgres``; nothing without): started when the job
+    is about to run, finished with its summary (none for a Kafka run) once it has ended."""
+
+    def __init__(self, config: PipelineConfig, source: str) -> None:
+        self._target = config.postgres
+        self._id = postgres.start_run(self._target, source) if self._target is not None else ""
+
+    def finish(self, summary: dict[str, object] | None) -> None:
+        if self._target is not None and self._id:
+            postgres.finish_run(self._target, self._id, summary)
+            self._id = ""
+
+
+@dataclass
+class Outcome:
+    """How a file run ended: its summary, the sample of each output it prints without --output,
+    and the local cluster it kept up for its web UI (the caller closes it)."""
+
+    summary: dict[str, object]
+    sample: list[str] = field(default_factory=list)
+    cluster: LocalCluster | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return "stopped" in self.summary
+
+
+class FileRun:
+    """A local run on a file or a directory: ``with FileRun(config) as run:`` gives its
+    environment and the folders its sinks write to; :meth:`execute` runs the job."""
+
+    def __init__(self, config: PipelineConfig) -> None:
+        self.config = config
+        self.cluster: LocalCluster | None = None
+        if keeps_web_ui(config):
+            self.env, self.cluster = kept_cluster_environment(config)
+        else:
+            self.env = local_environment(config)
+        self.scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
+        self.output_dir = config.output_dir or self.scratch / "out"
+        self.tally_dir = self.scratch / "tally"
+        for name in (*OUTPUTS, "summary.json"):  # an earlier run's outputs
+            target = self.output_dir / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+
+    def __enter__(self) -> FileRun:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        if kind is not None and self.cluster is not None:
+            self.cluster.close()
+
+    @property
+    def prints_every_record(self) -> bool:
+        return self.config.output_dir is None and self.config.print_all
+
+    def execute(self) -> Outcome:
+        """Run the job to the end of its input (or until Ctrl-C drains it), then sum it up. A run
+        cancelled before it drained raises KeyboardInterrupt: it has no summary."""
+        config = self.config
+        record = RunRecord(config, str(config.input_path))
+        total = None if config.follow else files.count_input_lines(config.input_path)
+        started = time.monotonic()
+        stopped: Stopped | None = None
+        try:
+            execute(self.env, "ais-pipeline", LocalJob(config.web_ui_port, total), drain_to=self.scratch / "savepoint")
+        except Stopped as exc:
+            stopped = exc
+        elapsed = time.monotonic() - started
+        lines = total if total is not None else files.count_input_lines(config.input_path)
+        summary = files.summarize(files.read_tallies(self.tally_dir), lines, self.output_dir)
+        summary["seconds"] = round(elapsed, 3)
+        if stopped is not None:
+            summary["stopped"] = "drained" if stopped.drained else "cancelled"
+        record.finish(summary)
+        if stopped is not None and not stopped.drained:
+            raise KeyboardInterrupt
+        outcome = Outcome(summary, cluster=self.cluster)
+        if config.output_dir is not None:
+            config.output_dir.mkdir(parents=True, exist_ok=True)  # an empty input writes no part file
+            (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        elif not config.print_all:
+            outcome.sample = sample_of(self.output_dir)
+        return outcome
+
+
+def sample_of(output_dir: Path) -> list[str]:
+    """The first records of each output (a run without --output), and how to get them all."""
+    sample: list[str] = []
+    for name in OUTPUTS:
+        total = files.count_lines(output_dir / name)
+        sample.extend(f"{name}> {line}" for line in islice(files.output_lines(output_dir / name), SAMPLE_RECORDS))
+        if total > SAMPLE_RECORDS:
+            sample.append(f"{name}> ... {total - SAMPLE_RECORDS:,} more")
+    sample.append("(--output DIR writes every record; --print-all prints them)")
+    return sample
+
+
+def checkpointing_on(env: StreamExecutionEnvironment) -> bool:
+    return bool(env.get_checkpoint_config().is_checkpointing_enabled())
+
+
+def execute_kafka(env: StreamExecutionEnvironment, config: PipelineConfig) -> str:
+    """Run a Kafka job: under ``flink run`` it is submitted and left running on the cluster (its
+    id is returned); locally it runs until stopped, or, with --bounded, until the offsets that
+    were the latest at its start are consumed."""
+    name = f"ais-pipeline {config.topic}"
+    record = RunRecord(config, f"kafka:{config.topic}")
+    if submitted_by_flink_cli():  # its row in ais_runs stays without an end
+        return str(env.execute_async(name).get_job_id())
+    try:
+        execute(env, name, LocalJob(config.web_ui_port))
+    finally:
+        record.finish(None)
+    return ""

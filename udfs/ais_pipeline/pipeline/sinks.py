@@ -1,0 +1,85 @@
+"""Where a run's outputs go: JSON Lines part files under a directory (and the tallies behind its
+summary), one Kafka topic per output, and, with ``--postgres``, one PostgreSQL table per output."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from pyflink.common.serialization import Encoder
+from pyflink.datastream import DataStream, StreamExecutionEnvironment
+from pyflink.datastream.connectors.file_system import BucketAssigner, FileSink, OutputFileConfig, RollingPolicy
+
+from ais_pipeline.config import OUTPUT_KEYS, PipelineConfig
+from ais_pipeline.jvm.jdbc import PostgresTableSink
+from ais_pipeline.jvm.kafka import KeyedJsonRecords
+from ais_pipeline.pipeline import kafka
+from ais_pipeline.pipeline.topology import Streams
+from ais_pipeline.postgres import TABLES
+from ais_pipeline.resources import connector_jars
+
+
+def jsonl_sink(directory: Path) -> FileSink:
+    """JSON Lines part files written straight into ``directory``, committed on every checkpoint
+    (and at the end of a bounded input), so a running job's outputs can be read as it goes."""
+    return (
+        FileSink.for_row_format(str(directory), Encoder.simple_string_encoder())
+        .with_bucket_assigner(BucketAssigner.base_path_bucket_assigner())
+        .with_rolling_policy(RollingPolicy.on_checkpoint_rolling_policy())
+        .with_output_file_config(OutputFileConfig.builder().with_part_suffix(".jsonl").build())
+        .build()
+    )
+
+
+def file_sinks(streams: Streams, output_dir: Path, tally_dir: Path, print_too: bool) -> None:
+    """Every output as JSON Lines under ``output_dir`` (the summary counts them there), the
+    tallies under ``tally_dir``, and, with ``print_too``, every output printed as well."""
+    for name, stream in streams.named().items():
+        stream.sink_to(jsonl_sink(output_dir / name)).name(f"write {name}").uid(f"sink-{name}")
+        if print_too:
+            stream.print(name).name(f"print {name}").uid(f"print-{name}")
+    streams.tally.sink_to(jsonl_sink(tally_dir)).name("write tallies").uid("sink-tally")
+
+
+def kafka_sinks(streams: Streams, config: PipelineConfig, exactly_once: bool) -> None:
+    """Every output to its topic (``--output-topic-prefix`` + name), keyed as
+    :data:`ais_pipeline.config.OUTPUT_KEYS` says; transactional (committed on checkpoints) when
+    ``exactly_once``, else at least once."""
+    for name, stream in streams.named().items():
+        topic = config.output_topics()[name]
+        KeyedJsonRecords(
+            name=f"write Kafka {topic}",
+            uid=f"kafka-{name}",
+            bootstrap_servers=config.bootstrap_servers,
+            topic=topic,
+            key_fields=OUTPUT_KEYS[name],
+            exactly_once=exactly_once,
+            transactional_id_prefix=f"{topic}.{config.group_id}",
+            transaction_timeout_ms=kafka.TRANSACTION_TIMEOUT_MS,
+            properties=kafka.for_shaded_connector(config.kafka_properties),
+        ).apply(stream)
+
+
+def postgres_sinks(env: StreamExecutionEnvironment, streams: Mapping[str, DataStream], config: PipelineConfig) -> None:
+    """Every output (name -> stream of its JSON records) into its table, by the table's idempotent
+    statement (:mod:`ais_pipeline.postgres`), through Flink's JDBC connector and the PostgreSQL
+    driver (fetched into the jar cache on first use)."""
+    target = config.postgres
+    assert target is not None
+    for jar in connector_jars("jdbc"):
+        env.add_jars(jar.as_uri())
+    for name, stream in streams.items():
+        table = TABLES[name]
+        PostgresTableSink(
+            name=f"write PostgreSQL {table.name}",
+            uid=f"postgres-{name}",
+            table=table.name,
+            jdbc_url=target.jdbc_url(),
+            user=target.user,
+            password=target.password,
+            statement=table.statement(),
+            fields=table.fields,
+            batch_size=config.postgres_batch_size,
+            batch_interval_ms=config.postgres_batch_interval_ms,
+            max_retries=config.postgres_retries,
+        ).apply(stream)

@@ -1,0 +1,137 @@
+"""The job's topology, as the README's diagram draws it: raw lines in, the job's outputs out.
+
+    read lines ─► batch lines ─► parse lines ─► watermarks ─► batch reports ─► dedup by MMSI ─► cell windows
+                  (Java, per     (Python, per   (Java, per   (Java, by       (Python, keyed    (Java, keyed
+                  lane)          lane, with     lane, by     vessel shard)   by vessel shard)  by cell)
+                                 multipart)     receiver)                    │ positions, static, late,
+                                                                             │ dead letters, tallies
+
+A lane is one source subtask's lines (a file run has one: the files in name order). Everything up
+to the watermarks runs per lane, in the lane's order, so a vessel's reports reach the dedup
+operator in that order at any parallelism.
+
+``build_pipeline(env, lines, config)`` takes any stream of lines (a file source, Kafka, or a
+test's own collection), so the CLI and the tests build the same job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyflink.common import Types
+from pyflink.datastream import DataStream, OutputTag, StreamExecutionEnvironment
+
+from ais_pipeline.config import PipelineConfig
+from ais_pipeline.functions import operators
+from ais_pipeline.functions.rows import aggregate_type, columns, parsed_type, vessel_pane_type, wire_report_type
+from ais_pipeline.jvm.operators import (
+    AggregateJson,
+    CellWindows,
+    ColumnsToRows,
+    KeyedBatches,
+    LineBatches,
+    ReceiverWatermarks,
+    SplitLines,
+)
+from ais_pipeline.jvm.streams import keyed_by_first_field, parallelism, side_output
+from ais_pipeline.resources import helpers_jar
+from ais_pipeline.rules.dedup import VESSEL_SHARDS
+from ais_pipeline.rules.outputs import OUTPUTS
+from ais_pipeline.rules.watermarks import CONSENSUS_LINES
+
+LINES_PER_BATCH = 1024
+REPORTS_PER_BATCH = 4096
+BATCH_DELAY_MS = 250
+MAX_PARALLELISM = 128  # Flink's default up to parallelism 85, set so that lanes' keys stay on their subtask
+
+
+@dataclass(frozen=True)
+class Streams:
+    """The job's outputs, each a stream of JSON Lines (tallies: one summary figure name a line)."""
+
+    positions: DataStream
+    static: DataStream
+    aggregates: DataStream
+    late: DataStream
+    dead_letter: DataStream
+    tally: DataStream
+
+    def named(self) -> dict[str, DataStream]:
+        return {name: getattr(self, name) for name in OUTPUTS}
+
+
+def build_pipeline(
+    env: StreamExecutionEnvironment, lines: DataStream, config: PipelineConfig, emit_tallies: bool = True
+) -> Streams:
+    """The whole job on a stream of raw lines."""
+    env.add_jars(helpers_jar().as_uri())
+    env.set_max_parallelism(MAX_PARALLELISM)
+    spec = operators.window_spec(config)
+    tally = operators.TALLY if emit_tallies else None
+
+    # Per lane: lines to entries (reports, reassembled multipart groups, times), then stamped
+    # with the watermark of the lane's receivers.
+    batches = LineBatches("batch lines", "batch-lines", LINES_PER_BATCH, BATCH_DELAY_MS).apply(lines)
+    parsed = (
+        keyed_by_first_field(batches, Types.INT(), Types.BASIC_ARRAY(Types.STRING()), already_partitioned=True)
+        .process(operators.ParseLines(config, emit_tallies), output_type=parsed_type())
+        .name("parse lines")
+        .uid("parse")
+        .set_parallelism(parallelism(lines))
+    )
+    reports = ReceiverWatermarks(
+        name="watermarks (per lane, following receivers)",
+        uid="watermarks",
+        out_of_orderness_ms=config.out_of_orderness_s * 1000,
+        idle_timeout_ms=config.idle_timeout_s * 1000,
+        max_clock_skew_ms=config.max_clock_skew_ms,
+        warm_up_lines=config.watermark_warm_up,
+        consensus_lines=CONSENSUS_LINES,
+        step_ms=spec.watermark_step_ms,
+        parsed_type=parsed_type(),
+        report_type=wire_report_type(),
+        tally_tag=tally,
+    ).apply(parsed)
+
+    # Dedup by vessel, in batches per vessel shard.
+    report_batches = KeyedBatches(
+        "batch reports by vessel shard", "batch-reports", VESSEL_SHARDS, REPORTS_PER_BATCH, BATCH_DELAY_MS,
+        wire_report_type(),
+    ).apply(reports)  # fmt: skip
+    vessels = (
+        keyed_by_first_field(report_batches, Types.INT(), columns(wire_report_type()))
+        .process(operators.DedupVessel(config, emit_tallies), output_type=columns(vessel_pane_type()))
+        .name("dedup by MMSI")
+        .uid("dedup-shards")
+        .set_parallelism(config.parallelism)
+    )
+
+    # Cell windows, in Java on Flink's keyed state and timers.
+    contributions = ColumnsToRows("one pane contribution per record", "pane-rows", vessel_pane_type()).apply(vessels)
+    aggregates = CellWindows(
+        name="cell windows (keyed by cell)",
+        uid="cell-windows",
+        window_ms=config.window_ms,
+        slide_size_ms=config.slide_size_ms,
+        slide_ms=config.slide_ms,
+        lateness_ms=config.lateness_ms,
+        contribution_type=vessel_pane_type(),
+        aggregate_type=aggregate_type(),
+    ).apply(contributions)
+
+    def lines_of(stream: DataStream, what: str) -> DataStream:
+        return SplitLines(f"one {what} per record", f"split-{what.replace(' ', '-')}").apply(stream)
+
+    def side(stream: DataStream, tag: OutputTag) -> DataStream:
+        return side_output(stream, tag)
+
+    return Streams(
+        positions=lines_of(side(vessels, operators.POSITIONS), "position"),
+        static=lines_of(side(vessels, operators.STATIC), "static report"),
+        aggregates=AggregateJson("aggregate as JSON", "aggregate-json", aggregate_type()).apply(aggregates),
+        late=lines_of(side(vessels, operators.LATE_OUT), "late report"),
+        dead_letter=side(parsed, operators.DEAD).union(lines_of(side(vessels, operators.DEAD), "dead letter")),
+        tally=side(parsed, operators.TALLY).union(
+            side(reports, operators.TALLY), lines_of(side(vessels, operators.TALLY), "tally")
+        ),
+    )

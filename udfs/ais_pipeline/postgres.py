@@ -1,0 +1,333 @@
+"""The PostgreSQL outputs (``ais-pipeline run --postgres URL``): where to, the tables, the checks
+made before a job starts, the statements the job's JDBC sinks run, and the tables read back as
+the records the files hold (for ``ais-pipeline report --postgres`` and the tests).
+
+The tables are created from ``schema.sql`` when missing. Each output's sink (``ais.flink.jdbc``,
+Flink's JDBC connector, at least once) runs the statement of :class:`Table`: an insert on the
+record's ``id`` that does nothing when the row is there, or, for aggregates, an upsert on
+(window_kind, cell, window_start) that only a higher revision wins. So a replay, a restore from
+a checkpoint or a repeated run never adds a row twice: at-least-once delivery into idempotent
+statements leaves the tables as if every record came exactly once.
+
+The password never leaves this module but into the connection (psycopg here, the JDBC driver in
+the job): :class:`Target` keeps it out of its repr, and errors name the server without it.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import os
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ais_pipeline.postgres_url import PostgresError, Target, parse_url
+
+__all__ = ["PostgresError", "Target", "parse_url"]  # with the tables' functions below
+
+SCHEMA = Path(__file__).with_name("schema.sql")
+RUNS = "ais_runs"
+CONNECT_TIMEOUT_S = 5
+
+
+@contextmanager
+def connect(target: Target, timeout_s: int = CONNECT_TIMEOUT_S) -> Iterator[Any]:
+    """A psycopg connection (autocommit, UTC), closed on exit; a :class:`PostgresError` of
+    one line when the server cannot be reached or refuses the login."""
+    import psycopg
+
+    options: dict[str, Any] = {"sslmode": target.sslmode} if target.sslmode else {}
+    if not target.password:
+        # No ~/.pgpass either: the job's JDBC driver would not read it, so neither does this.
+        options["passfile"] = os.devnull
+    try:
+        conn = psycopg.connect(
+            host=target.host,
+            port=target.port,
+            dbname=target.database,
+            user=target.user,
+            password=target.password,
+            connect_timeout=timeout_s,
+            autocommit=True,
+            options="-c TimeZone=UTC",
+            **options,
+        )
+    except psycopg.OperationalError as exc:
+        raise PostgresError(f"PostgreSQL at {target.shown()}: {connect_failure(str(exc))}") from None
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def connect_failure(message: str) -> str:
+    """psycopg's connection error in a few words: the server's own FATAL line when it gave one,
+    else why the socket failed."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    for line in lines:
+        if "FATAL:" in line:
+            return line.split("FATAL:", 1)[1].strip()
+    for line in lines:
+        lowered = line.lower()
+        if "connection refused" in lowered:
+            return "connection refused (is the server running, on that host and port?)"
+        if "timeout" in lowered or "timed out" in lowered:
+            return f"no answer within {CONNECT_TIMEOUT_S} s (is the host right, and reachable?)"
+        if "could not translate host name" in lowered or "name or service not known" in lowered:
+            return "unknown host"
+    return lines[-1] if lines else "connection failed"
+
+
+# -- the tables -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # as information_schema.columns.data_type names it
+    field: str  # the record's JSON field; "*" for every field no other column takes
+
+
+@dataclass(frozen=True)
+class Table:
+    """One output's table: its columns, the key a repeat is recognised by, and whether a row is
+    replaced by a newer firing of its window (aggregates) or never (every other output)."""
+
+    output: str
+    name: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    newer_firing_wins: bool = False
+
+    @property
+    def fields(self) -> list[str]:
+        return [c.field for c in self.columns]
+
+    def statement(self) -> str:
+        """The JDBC statement of one record: every parameter text, cast to its column's type."""
+        names = ", ".join(c.name for c in self.columns)
+        values = ", ".join(f"?::{c.type}" for c in self.columns)
+        sql = f"INSERT INTO {self.name} AS t ({names}) VALUES ({values}) ON CONFLICT ({', '.join(self.key)}) "
+        if not self.newer_firing_wins:
+            return sql + "DO NOTHING"
+        updates = ", ".join(f"{c.name} = EXCLUDED.{c.name}" for c in self.columns if c.name not in self.key)
+        # A firing carries the whole aggregate so far: more reports is newer. As many reports
+        # and a higher revision is newer too. Not the revision alone: after a restore, a window's
+        # firings can be numbered differently than before (how many there are depends on timing),
+        # and a revision 2 of the restored run may hold a report that the first run's didn't.
+        newer = "(t.reports, t.revision) < (EXCLUDED.reports, EXCLUDED.revision)"
+        return sql + f"DO UPDATE SET {updates} WHERE {newer}"
+
+
+_TS = "timestamp with time zone"
+_F = "double precision"
+
+
+def _position_columns() -> tuple[Column, ...]:
+    return (
+        Column("id", "uuid", "id"),
+        Column("mmsi", "bigint", "mmsi"),
+        Column("msg_type", "smallint", "msg_type"),
+        Column("event_time", _TS, "timestamp"),
+        Column("lat", _F, "lat"),
+        Column("lon", _F, "lon"),
+        Column("sog", _F, "sog"),
+        Column("cog", _F, "cog"),
+        Column("heading", "smallint", "heading"),
+        Column("receiver", "text", "receiver"),
+        Column("cell", "text", "cell"),
+    )
+
+
+TABLES: dict[str, Table] = {
+    t.output: t
+    for t in (
+        Table("positions", "ais_positions", _position_columns(), ("id",)),
+        Table(
+            "static",
+            "ais_static",
+            (
+                Column("id", "uuid", "id"),
+                Column("mmsi", "bigint", "mmsi"),
+                Column("msg_type", "smallint", "msg_type"),
+                Column("event_time", _TS, "timestamp"),
+                Column("receiver", "text", "receiver"),
+                Column("fields", "jsonb", "*"),
+            ),
+            ("id",),
+        ),
+        Table(
+            "aggregates",
+            "ais_aggregates",
+            (
+                Column("window_kind", "text", "window"),
+                Column("cell", "text", "cell"),
+                Column("window_start", _TS, "window_start"),
+                Column("window_end", _TS, "window_end"),
+                Column("reports", "integer", "reports"),
+                Column("vessels", "integer", "vessels"),
+                Column("avg_sog", _F, "avg_sog"),
+                Column("revision", "integer", "revision"),
+            ),
+            ("window_kind", "cell", "window_start"),
+            newer_firing_wins=True,
+        ),
+        Table("late", "ais_late", (*_position_columns(), Column("window_kind", "text", "window")), ("id",)),
+        Table(
+            "dead_letter",
+            "ais_dead_letter",
+            (
+                Column("id", "uuid", "id"),
+                Column("reason", "text", "reason"),
+                Column("receiver", "text", "receiver"),
+                Column("detail", "text", "detail"),
+                Column("raw", "text", "raw"),
+            ),
+            ("id",),
+        ),
+    )
+}
+
+RUN_COLUMNS = (
+    ("run_id", "uuid"),
+    ("started_at", _TS),
+    ("finished_at", _TS),
+    ("source", "text"),
+    ("summary", "json"),
+)
+
+
+def prepare(target: Target) -> None:
+    """Before a job starts: the server answers, takes the login, has the database; the tables
+    are created when missing, and each one there has this version's columns and key. Each
+    failure is a :class:`PostgresError` of one line."""
+    import psycopg
+
+    with connect(target) as conn:
+        try:
+            with conn.transaction():
+                conn.execute(SCHEMA.read_text(encoding="utf-8"))
+        except psycopg.Error as exc:
+            # A table of another shape makes an index fail: say which table, and how it differs.
+            check_tables(conn, target)
+            why = first_line(exc)
+            raise PostgresError(f"PostgreSQL at {target.shown()}: cannot create the tables: {why}") from None
+        check_tables(conn, target)
+
+
+def check_tables(conn: Any, target: Target) -> None:
+    """Each table that is there has this version's columns, in order, and its unique key."""
+    expected = {t.name: ([(c.name, c.type) for c in t.columns], t.key) for t in TABLES.values()}
+    expected[RUNS] = (list(RUN_COLUMNS), ("run_id",))
+    for name, (columns, key) in expected.items():
+        found = conn.execute(
+            "SELECT column_name, data_type FROM information_schema.columns"
+            " WHERE table_schema = current_schema() AND table_name = %s ORDER BY ordinal_position",
+            (name,),
+        ).fetchall()
+        if not found:
+            continue
+        if [tuple(r) for r in found] != columns:
+            want = ", ".join(f"{c} {t}" for c, t in columns)
+            have = ", ".join(f"{c} {t}" for c, t in found)
+            raise PostgresError(
+                f"table {name} in {target.shown()} does not match this version's schema"
+                f" (expected: {want}; found: {have}): drop or rename it, or use another database"
+            )
+        unique = conn.execute(
+            "SELECT array_agg(a.attname::text ORDER BY k.n) FROM pg_index i"
+            " CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)"
+            " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
+            " WHERE i.indrelid = %s::regclass AND i.indisunique GROUP BY i.indexrelid",
+            (name,),
+        ).fetchall()
+        if not any(tuple(r[0]) == key for r in unique):
+            raise PostgresError(
+                f"table {name} in {target.shown()} has no unique key on ({', '.join(key)}),"
+                " which its writes merge on: drop or rename it, or use another database"
+            )
+
+
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+# -- runs -----------------------------------------------------------------------------------------
+
+
+def start_run(target: Target, source: str) -> str:
+    """A row in ais_runs for a run that starts now; returns its id."""
+    run_id = str(uuid.uuid4())
+    with connect(target) as conn:
+        conn.execute(
+            f"INSERT INTO {RUNS} (run_id, started_at, source) VALUES (%s, now(), %s)",
+            (run_id, source),
+        )
+    return run_id
+
+
+def finish_run(target: Target, run_id: str, summary: Mapping[str, object] | None) -> None:
+    """The run's end, with the summary of a file run."""
+    with connect(target) as conn:
+        conn.execute(
+            f"UPDATE {RUNS} SET finished_at = now(), summary = %s::json WHERE run_id = %s",
+            (None if summary is None else json.dumps(summary), run_id),
+        )
+
+
+# -- reading the tables back ----------------------------------------------------------------------
+
+
+def _iso(value: datetime) -> str:
+    from ais_pipeline.rules.outputs import iso_ms
+
+    utc = value.astimezone(UTC)
+    return iso_ms(calendar.timegm(utc.utctimetuple()) * 1000 + utc.microsecond // 1000)
+
+
+def _record(table: Table, row: Mapping[str, Any]) -> dict[str, object]:
+    """A row as the JSON record the files hold for it (the same fields and values)."""
+    record: dict[str, object] = {}
+    for column in table.columns:
+        value = row[column.name]
+        if isinstance(value, uuid.UUID):
+            value = str(value)
+        elif isinstance(value, datetime):
+            value = _iso(value)
+        if column.field == "*":
+            record.update(value)
+        elif table.output == "dead_letter" and column.name in ("receiver", "detail") and value is None:
+            continue  # a dead letter's JSON leaves these out when it has none
+        else:
+            record[column.field] = value
+    return record
+
+
+def read_outputs(target: Target, outputs: tuple[str, ...] = tuple(TABLES)) -> dict[str, list[dict[str, object]]]:
+    """Every row of the outputs' tables, as records, ordered by their key."""
+    from psycopg.rows import dict_row
+
+    found: dict[str, list[dict[str, object]]] = {}
+    with connect(target) as conn:
+        for output in outputs:
+            table = TABLES[output]
+            cur = conn.cursor(row_factory=dict_row)
+            rows = cur.execute(
+                f"SELECT {', '.join(c.name for c in table.columns)} FROM {table.name} ORDER BY {', '.join(table.key)}"
+            ).fetchall()
+            found[output] = [_record(table, r) for r in rows]
+    return found
+
+
+def latest_run_summary(target: Target) -> dict[str, object] | None:
+    """The summary of the newest finished run with one, if any."""
+    with connect(target) as conn:
+        row = conn.execute(
+            f"SELECT summary FROM {RUNS} WHERE summary IS NOT NULL ORDER BY finished_at DESC LIMIT 1"
+        ).fetchone()
+    return None if row is None else dict(row[0])

@@ -1,0 +1,261 @@
+"""The job's outputs as JSON Lines, exactly as SPEC.md names their fields, and the run summary."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from ais_pipeline.rules.decode import Position, Static
+from ais_pipeline.rules.dedup import KEPT_POSITION, KEPT_STATIC, Outcome
+from ais_pipeline.rules.parse import DeadLetter
+from ais_pipeline.rules.records import Report
+from ais_pipeline.rules.windows import Aggregate
+
+OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter")
+
+# Summary figures, in the order summary.json lists them. Each input line lands in exactly one of
+# the line buckets; see ``accounted_lines``.
+SUMMARY_COUNTS = (
+    "lines",
+    "positions_kept",
+    "duplicates_exact",
+    "duplicates_near",
+    "static_kept",
+    "static_duplicates",
+    "no_position",
+    "other_types",
+    "not_ais",
+    "skipped",
+    "fragments_joined",
+    "no_time",
+    "late",
+)
+
+
+@lru_cache(maxsize=4096)
+def _iso_seconds(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def iso_ms(ts: int) -> str:
+    """Epoch milliseconds as ISO 8601 UTC with milliseconds: ``2026-07-13T09:14:07.000Z``."""
+    return f"{_iso_seconds(ts // 1000)}.{ts % 1000:03d}Z"
+
+
+_json_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # C-accelerated, as json.dumps
+
+
+def _dumps(obj: dict[str, object]) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _num(value: float | int | None) -> str:
+    """A number as ``json.dumps`` writes it (floats by their repr), null for None."""
+    return "null" if value is None else repr(value)
+
+
+def record_id(kind: str, *parts: object) -> str:
+    """A record's stable ``id``: a name-based UUID (version 3: the MD5 of the name, as Java's
+    ``UUID.nameUUIDFromBytes``) of the output's kind and the parts that make the record what it
+    is, joined by the unit separator (which no accepted line holds). The same input gives the
+    same ids in every run, at any parallelism, after any restart: a store merges on them."""
+    name = "\x1f".join((kind, *map(str, parts))).encode("utf-8", "surrogatepass")
+    d = bytearray(hashlib.md5(name, usedforsecurity=False).digest())
+    d[6] = (d[6] & 0x0F) | 0x30
+    d[8] = (d[8] & 0x3F) | 0x80
+    h = d.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def report_id(kind: str, report: Report, window: str = "") -> str:
+    """The id of a kept position or static report (``kind`` the output), or of a late record
+    (with its window kind): the report's dedup identity (MMSI and the reassembled payload with
+    its fill bits, or the JSON identity) and its event time; for static and late records also
+    the receiver. The first arrival of a transmission is the one kept, so in every run of the
+    same input in the same order it is the same copy, with the same event time. With the time in
+    it, a vessel that sends the same payload again later (moored, the same second of the minute)
+    makes a new record, as the dedup TTL decides; with the receiver, a static report that comes
+    back to an earlier content through another receiver's late copy (kept: its content differs
+    from the last one kept) is a record of its own, as in the files."""
+    if kind == "positions":
+        return record_id(kind, report.mmsi, report.identity, report.ts)
+    return record_id(kind, report.mmsi, report.identity, report.ts, report.receiver, window)
+
+
+def _position_text(pos: Position, cell: str, record: str) -> str:
+    """The position fields as JSON object members, the text ``json.dumps`` gives for
+    them, written directly: positions are the most frequent output formatted in Python."""
+    receiver = "null" if not pos.receiver else _json_string(pos.receiver)
+    return (
+        f'"id":"{record}","mmsi":{pos.mmsi},"msg_type":{pos.msg_type},"timestamp":"{iso_ms(pos.ts)}",'
+        f'"lat":{_num(pos.lat)},"lon":{_num(pos.lon)},"sog":{_num(pos.sog)},"cog":{_num(pos.cog)},'
+        f'"heading":{_num(pos.heading)},"receiver":{receiver},"cell":{_json_string(cell)}'
+    )
+
+
+def position_json(pos: Position, cell: str, record: str) -> str:
+    return "{" + _position_text(pos, cell, record) + "}"
+
+
+def late_json(pos: Position, cell: str, window: str, record: str) -> str:
+    return "{" + _position_text(pos, cell, record) + f',"window":"{window}"}}'
+
+
+def static_json(static: Static, record: str) -> str:
+    obj: dict[str, object] = {"id": record, "mmsi": static.mmsi, "msg_type": static.msg_type}
+    obj["timestamp"] = iso_ms(static.ts)
+    obj.update(static.fields)
+    obj["receiver"] = static.receiver or None
+    return _dumps(obj)
+
+
+def aggregate_json(agg: Aggregate) -> str:
+    # The hottest output (every cell, every window end): formatted directly, the same text as
+    # json.dumps gives for these field types (window and cell are plain ASCII identifiers).
+    avg = "null" if agg.avg_sog is None else repr(agg.avg_sog)
+    return (
+        f'{{"window":"{agg.window}","cell":"{agg.cell}","window_start":"{iso_ms(agg.window_start)}",'
+        f'"window_end":"{iso_ms(agg.window_end)}","reports":{agg.reports},"vessels":{agg.vessels},'
+        f'"avg_sog":{avg},"revision":{agg.revision}}}'
+    )
+
+
+def dead_letter_id(dead: DeadLetter) -> str:
+    """A dead letter's id: its reason, receiver and raw line(s). The same bad line twice is one
+    dead letter in a store that merges on ids (and two records in the files)."""
+    return record_id("dead_letter", dead.reason, dead.receiver, dead.raw)
+
+
+def dead_letter_json(dead: DeadLetter) -> str:
+    obj: dict[str, object] = {"id": dead_letter_id(dead), "raw": dead.raw, "reason": dead.reason}
+    if dead.receiver:
+        obj["receiver"] = dead.receiver
+    if dead.detail:
+        obj["detail"] = dead.detail
+    return _dumps(obj)
+
+
+def outcome_records(outcome: Outcome) -> list[tuple[str, str]]:
+    """The output records (output name, JSON) of one dedup outcome, dead letters aside: a kept
+    position or static report, and one late record per window kind the report missed."""
+    records: list[tuple[str, str]] = []
+    report = outcome.report
+    if outcome.kind == KEPT_POSITION and outcome.position is not None:
+        records.append(("positions", position_json(outcome.position, outcome.cell, report_id("positions", report))))
+    elif outcome.kind == KEPT_STATIC and outcome.static is not None:
+        records.append(("static", static_json(outcome.static, report_id("static", report))))
+    if outcome.late_windows and outcome.position is not None:
+        pos, cell = outcome.position, outcome.cell
+        records.extend(("late", late_json(pos, cell, w, report_id("late", report, w))) for w in outcome.late_windows)
+    return records
+
+
+def final_aggregates(aggregates: Iterable[dict[str, object]]) -> dict[tuple[str, str, str], dict[str, object]]:
+    """The highest revision of every aggregate, by (window, cell, window start): what an upsert
+    on that key keeps."""
+    best: dict[tuple[str, str, str], dict[str, object]] = {}
+    for a in aggregates:
+        key = (str(a["window"]), str(a["cell"]), str(a["window_start"]))
+        kept = best.get(key)
+        if kept is None or int(kept["revision"]) < int(a["revision"]):  # type: ignore[call-overload]
+            best[key] = a
+    return best
+
+
+RECEIVER_TALLY = "by_receiver#"
+
+
+def receiver_tally(figure: str, receiver: str) -> str:
+    """The tally record of one line counted for its receiver (``clock_ahead``, ``clock_behind``,
+    ``late``): per-receiver figures, besides the totals, so that a bad clock can be found."""
+    return f"{RECEIVER_TALLY}{figure}#{receiver}"
+
+
+def tally_totals(tallies: Counter[str]) -> Counter[str]:
+    """Tallies per summary figure: ``figure@minute`` tallies add up into the figure's total;
+    per-receiver tallies (:func:`receiver_tally`) are not figures of their own."""
+    totals: Counter[str] = Counter()
+    for name, n in tallies.items():
+        if not name.startswith(RECEIVER_TALLY):
+            totals[name.partition("@")[0]] += n
+    return totals
+
+
+RECEIVER_FIGURES = ("clock_ahead", "clock_behind", "late", "future_timestamp")
+NO_RECEIVER = "(none)"  # how summary.json names lines without a receiver (no tag-block s:)
+
+
+def by_receiver(tallies: Counter[str], dead: list[dict[str, object]]) -> dict[str, dict[str, int]]:
+    """Per receiver, what its clock cost: lines more than the maximum clock skew ahead of or
+    behind the consensus, reports late for every window, and reports dead-lettered for a time
+    ahead of the wall clock. Only receivers with something to count; "(none)" for no ``s:``."""
+    counts: dict[str, Counter[str]] = {}
+    for name, n in tallies.items():
+        if name.startswith(RECEIVER_TALLY):
+            figure, _, receiver = name[len(RECEIVER_TALLY) :].partition("#")
+            counts.setdefault(receiver or NO_RECEIVER, Counter())[figure] += n
+    for record in dead:
+        if record.get("reason") == "future_timestamp":
+            receiver = str(record.get("receiver") or "") or NO_RECEIVER
+            counts.setdefault(receiver, Counter())["future_timestamp"] += 1
+    return {rx: {f: counts[rx].get(f, 0) for f in RECEIVER_FIGURES} for rx in sorted(counts)}
+
+
+def parse_iso_ms(text: str) -> int:
+    """The inverse of :func:`iso_ms`."""
+    return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def duplicate_ratio(positions_kept: int, duplicates_exact: int, duplicates_near: int) -> float:
+    """Share of position reports dropped as duplicates (exact or near), of all valid ones decided."""
+    dropped = duplicates_exact + duplicates_near
+    total = positions_kept + dropped
+    return round(dropped / total, 4) if total else 0.0
+
+
+# Every figure but the total and ``no_time`` (those lines are counted again where they end up),
+# plus the lines of the dead letters.
+LINE_BUCKETS = (*(k for k in SUMMARY_COUNTS if k not in ("lines", "no_time")), "dead_letter_lines")
+
+
+def accounted_lines(summary: dict[str, object]) -> int:
+    """The lines the summary accounts for, each exactly once; equals ``lines`` when none was lost."""
+    return sum(int(summary[b]) for b in LINE_BUCKETS)  # type: ignore[call-overload]
+
+
+def format_summary(summary: dict[str, object]) -> str:
+    """The run summary as the CLI prints it."""
+    lines = [
+        f"lines read          {summary['lines']}",
+        f"positions kept      {summary['positions_kept']}",
+        f"static kept         {summary['static_kept']}",
+        f"exact duplicates    {summary['duplicates_exact']}",
+        f"near duplicates     {summary['duplicates_near']}",
+        f"static duplicates   {summary['static_duplicates']}",
+        f"duplicate ratio     {summary['duplicate_ratio']}",
+        f"no position         {summary['no_position']}",
+        f"other message types {summary['other_types']}",
+        f"not AIS             {summary['not_ais']}",
+        f"blank / comment     {summary['skipped']}",
+        f"fragments joined    {summary['fragments_joined']}",
+        f"no time (ingestion) {summary['no_time']}",
+        f"late (all windows)  {summary['late']}",
+    ]
+    late = summary["late_records"]
+    assert isinstance(late, dict)
+    lines.append(f"late records        tumbling {late['tumbling']}, sliding {late['sliding']}")
+    dead = summary["dead_letter"]
+    assert isinstance(dead, dict)
+    total = sum(dead.values())
+    detail = ", ".join(f"{k} {v}" for k, v in dead.items())
+    lines.append(f"dead-lettered       {total}" + (f" ({detail})" if detail else ""))
+    lines.append(f"lines accounted for {summary['accounted_lines']} of {summary['lines']}")
+    seconds = summary.get("seconds")
+    if isinstance(seconds, (int, float)) and seconds > 0:
+        rate = int(summary["lines"]) / seconds  # type: ignore[call-overload]
+        lines.append(f"processing time     {seconds:.1f} s ({rate:,.0f} lines/s)")
+    return "\n".join(lines)

@@ -1,0 +1,178 @@
+"""The same job as one plain Python loop: no Flink, dicts for state, a heap for timers.
+
+It runs the very logic the Flink operators run (the lane's parse and multipart, the receivers'
+watermark, dedup, windows) with Flink's event-time rules at parallelism 1: a line is judged
+against the watermark of the lines before it; when a line moves the watermark, the timers that
+fall due fire, first the vessels', then the cells'. It is the alternative a user would write by hand, the oracle
+the Flink job is tested against, and the benchmark's baseline. No file is read or written here:
+``python -m ais_pipeline.tools.plain`` runs it on files.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ais_pipeline.config import PipelineConfig
+from ais_pipeline.rules import outputs
+from ais_pipeline.rules.dedup import LATE, DictVesselStore, VesselLogic
+from ais_pipeline.rules.lane import DictGroupStores, LaneParser
+from ais_pipeline.rules.parse import DeadLetter
+from ais_pipeline.rules.records import TIME_UNKNOWN, Report, VesselPane
+from ais_pipeline.rules.watermarks import ReceiverWatermarks
+from ais_pipeline.rules.windows import CellWindows, DictCellStore, WindowSpec
+
+END_OF_INPUT = 2**63 - 1  # Flink's final watermark
+
+
+@dataclass
+class PlainResult:
+    positions: list[str] = field(default_factory=list)
+    static: list[str] = field(default_factory=list)
+    aggregates: list[str] = field(default_factory=list)
+    late: list[str] = field(default_factory=list)
+    dead_letter: list[str] = field(default_factory=list)
+    tallies: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def totals(self) -> Counter[str]:
+        """The tallies per summary figure (per-minute tallies added up)."""
+        return outputs.tally_totals(self.tallies)
+
+    def named(self) -> dict[str, list[str]]:
+        return {name: getattr(self, name) for name in outputs.OUTPUTS}
+
+
+class PlainPipeline:
+    def __init__(self, config: PipelineConfig, now_ms: int | None = None) -> None:
+        self.config = config
+        self.now_ms = now_ms
+        spec = WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms)
+        self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
+        self.clocks = ReceiverWatermarks(
+            config.out_of_orderness_s * 1000,
+            config.idle_timeout_s * 1000,
+            config.max_clock_skew_ms,
+            warm_up_lines=config.watermark_warm_up,
+        )
+        self.vessel_logic = VesselLogic(
+            spec,
+            config.dedup_ttl_ms,
+            config.near_window_ms,
+            config.static_ttl_ms,
+            config.out_of_orderness_s * 1000,
+            config.geohash_precision,
+        )
+        self.windows = CellWindows(spec)
+        # Keyed state: a store per key, made on first use, as Flink's keyed state is.
+        self.groups = DictGroupStores()
+        self.vessels: defaultdict[int, DictVesselStore] = defaultdict(DictVesselStore)
+        self.cells: defaultdict[str, DictCellStore] = defaultdict(DictCellStore)
+        # One heap of (time, key) per operator, and the set of (time, key) already queued.
+        self._timers: dict[str, list[tuple[int, object]]] = {"vessels": [], "cells": []}
+        self._queued: dict[str, set[tuple[int, object]]] = {"vessels": set(), "cells": set()}
+        self.watermark = TIME_UNKNOWN  # the lane's
+        # Each operator's own watermark: it moves when the watermark reaches that operator, after
+        # the operators upstream have fired their timers (and sent on what those emitted).
+        self.op_watermark = {"vessels": TIME_UNKNOWN, "cells": TIME_UNKNOWN}
+        self.out = PlainResult()
+
+    # -- stores -------------------------------------------------------------------------------
+    def _collect_timers(self, kind: str, key: object, store: DictVesselStore | DictCellStore) -> None:
+        for ts in store.timers:
+            if (ts, key) not in self._queued[kind]:
+                self._queued[kind].add((ts, key))
+                heapq.heappush(self._timers[kind], (ts, key))  # type: ignore[misc]
+        store.timers.clear()
+
+    # -- operators -----------------------------------------------------------------------------
+    def _dead(self, dead: DeadLetter) -> None:
+        self.out.dead_letter.append(outputs.dead_letter_json(dead))
+
+    def _report(self, report: Report) -> None:
+        store = self.vessels[report.mmsi]
+        outcome, pane = self.vessel_logic.process(store, report, self.watermark)
+        self._collect_timers("vessels", report.mmsi, store)
+        named = self.out.named()
+        for name, text in outputs.outcome_records(outcome):
+            named[name].append(text)
+        dead = outcome.dead_letter()
+        if dead is not None:
+            self._dead(dead)
+        elif outcome.tally is not None:
+            self.out.tallies[outcome.tally] += 1
+            if outcome.kind == LATE:
+                self.out.tallies[outputs.receiver_tally(LATE, report.receiver)] += 1
+        if pane is not None:
+            self._pane(pane)
+
+    def _pane(self, pane: VesselPane) -> None:
+        store = self.cells[pane.cell]
+        for agg in self.windows.on_contribution(store, pane, self.op_watermark["cells"]):
+            self.out.aggregates.append(outputs.aggregate_json(agg))
+        self._collect_timers("cells", pane.cell, store)
+
+    def _advance(self, watermark: int) -> None:
+        """The watermark moves: fire due timers operator by operator, as Flink forwards it."""
+        self.watermark = watermark
+        for kind in ("vessels", "cells"):
+            self.op_watermark[kind] = watermark
+            heap = self._timers[kind]
+            while heap and heap[0][0] <= watermark:
+                ts, key = heapq.heappop(heap)
+                self._queued[kind].discard((ts, key))
+                if kind == "vessels":
+                    vstore = self.vessels[key]  # type: ignore[index]
+                    self.vessel_logic.on_timer(vstore, ts)
+                    self._collect_timers("vessels", key, vstore)
+                    if vstore.meta() is None:
+                        self.vessels.pop(key, None)  # type: ignore[call-overload]
+                else:
+                    cstore = self.cells[key]  # type: ignore[index]
+                    for agg in self.windows.on_timer(cstore, key, ts):  # type: ignore[arg-type]
+                        self.out.aggregates.append(outputs.aggregate_json(agg))
+                    self._collect_timers("cells", key, cstore)
+
+    # -- input ---------------------------------------------------------------------------------
+    def feed(self, lines: Iterable[str]) -> None:
+        parser, groups, clocks, out = self.parser, self.groups, self.clocks, self.out
+        for line in lines:
+            now = self.now_ms if self.now_ms is not None else int(time.time() * 1000)
+            entry = parser.line(line, now, groups)
+            self._drain()
+            if entry is None:
+                continue
+            if entry.report is not None:
+                self._report(entry.report)
+            flag = clocks.observe(entry.source, entry.assigned)
+            if flag is not None:
+                out.tallies[outputs.receiver_tally(flag, entry.source)] += 1
+            if clocks.watermark > self.watermark:
+                self._advance(clocks.watermark)
+
+    def _drain(self) -> None:
+        parser = self.parser
+        if parser.tallies:
+            self.out.tallies.update(parser.tallies)
+            parser.tallies.clear()
+        if parser.dead:
+            for dead in parser.dead:
+                self._dead(dead)
+            parser.dead.clear()
+
+    def finish(self) -> PlainResult:
+        """End of input: every pending group is dead-lettered; the final watermark fires every
+        timer left."""
+        self.parser.expire(self.groups, self.groups.pending(), end_of_input=True)
+        self._drain()
+        self._advance(END_OF_INPUT)
+        return self.out
+
+
+def run_plain(config: PipelineConfig, lines: Iterable[str], now_ms: int | None = None) -> PlainResult:
+    pipeline = PlainPipeline(config, now_ms)
+    pipeline.feed(lines)
+    return pipeline.finish()

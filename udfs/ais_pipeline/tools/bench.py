@@ -1,0 +1,257 @@
+"""The benchmark behind `make bench`: the same seeded feed through every alternative, as whole
+processes, several times each.
+
+    python -m ais_pipeline.tools.bench [--sizes 50000,200000] [--repeat 2] [--parallelism 1,2] [--write-docs]
+
+Alternatives: the pyais decode-only loop (every single-sentence line decoded, nothing else: the
+ceiling for this decoder), the plain single-process implementation of the spec
+(`python -m ais_pipeline.tools.plain`), and the Flink job in a local mini-cluster at each parallelism, with
+checkpointing on as flink-conf/ sets it. Feeds come from ais_pipeline.tools.gen_feed (seed 1) and are
+cached in out/bench/. Prints lines/s, peak RSS, and the ratios job/plain and job/decode; with
+--write-docs the table replaces the one between the bench markers of docs/performance.md, with the machine it
+ran on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ais_pipeline.pipeline.ports import unused_port
+from ais_pipeline.resources import CHECKOUT as ROOT
+
+OUT = ROOT / "out" / "bench"
+PY = sys.executable
+
+
+def feed(size: int) -> Path:
+    path = OUT / f"feed-{size}.nmea"
+    if not path.exists():
+        OUT.mkdir(parents=True, exist_ok=True)
+        with path.open("w") as fh:
+            subprocess.run(
+                [PY, "-m", "ais_pipeline.tools.gen_feed", "--lines", str(size), "--seed", "1"], stdout=fh, check=True
+            )
+    return path
+
+
+def decode_only(path: Path) -> int:
+    """The decoder's ceiling: pyais decodes the payload of every single-sentence line."""
+    from pyais import NMEAMessage
+
+    n = 0
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            start = line.find("!")
+            if start < 0 or ",1,1," not in line:
+                continue
+            try:
+                NMEAMessage.from_string(line[start:].strip()).decode()
+                n += 1
+            except Exception:
+                continue
+    return n
+
+
+def _tree_rss_kb(root: int) -> int:
+    """Resident memory of a process and all its descendants (the job's JVM is one), in KB."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+        found = re.search(r"VmRSS:\s+(\d+)", status)
+        rss[int(entry.name)] = int(found.group(1)) if found else 0
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+def _state(port: int) -> tuple[int, int] | None:
+    """(bytes of the latest completed checkpoint, vessels held) of the job running behind
+    ``port``, or None when it cannot tell yet."""
+    import json
+    import urllib.request
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as resp:
+            return json.load(resp)
+
+    try:
+        (job,) = get("/jobs/overview")["jobs"]
+        latest = get(f"/jobs/{job['jid']}/checkpoints")["latest"]["completed"]
+        if not latest:
+            return None
+        held = 0
+        for vertex in get(f"/jobs/{job['jid']}")["vertices"]:
+            base = f"/jobs/{job['jid']}/vertices/{vertex['id']}/metrics"
+            ids = [m["id"] for m in get(base) if m["id"].endswith(".dedup_keys_held")]
+            if ids:
+                held += sum(int(float(m["value"])) for m in get(f"{base}?get={','.join(ids)}"))
+        return int(latest["checkpointed_size"]), held
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def timed(cmd: list[str], port: int | None = None) -> tuple[float, float, float | None]:
+    """Wall seconds and peak resident memory in MB of one whole process tree (JVM included),
+    sampled every 0.2 s; for a job with a web UI on ``port``, the largest checkpoint's bytes per
+    vessel held, sampled every second."""
+    with tempfile.TemporaryFile("w+") as err:
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        peak = 0
+        per_vessel: float | None = None
+        last_sample = 0.0
+        while proc.poll() is None:
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            if port is not None and time.monotonic() - last_sample >= 1:
+                last_sample = time.monotonic()
+                state = _state(port)
+                if state and state[1]:
+                    per_vessel = max(per_vessel or 0.0, state[0] / state[1])
+            time.sleep(0.2)
+        wall = time.monotonic() - started
+        if proc.returncode != 0:
+            err.seek(0)
+            log = OUT / f"failed-{int(time.time())}.log"
+            log.write_text(" ".join(cmd) + "\n" + err.read())
+            raise RuntimeError(f"{' '.join(cmd)} failed (exit {proc.returncode}): its stderr is in {log}")
+    return wall, peak / 1024, per_vessel
+
+
+def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for size in sizes:
+        path = feed(size)
+        lines = sum(1 for _ in path.open())
+        plain_out = Path(tempfile.mkdtemp(prefix="bench-plain-"))
+        alternatives: list[tuple[str, list[str], bool]] = [
+            ("pyais decode only", [PY, __file__, "--decode-only", str(path)], False),
+            (
+                "plain Python loop",
+                [PY, "-m", "ais_pipeline.tools.plain", "--input", str(path), "--output", str(plain_out)],
+                False,
+            ),
+        ]
+        for p in parallelisms:
+            out = Path(tempfile.mkdtemp(prefix="bench-"))
+            job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
+            alternatives.append((f"Flink job, parallelism {p}", [*job, "--parallelism", str(p)], True))
+        for name, cmd, is_job in alternatives:
+            walls, rss, state = [], [], []
+            for _ in range(repeat):
+                port = unused_port() if is_job else None  # a new one each run: the last JVM may hold its port
+                wall, peak, per_vessel = timed([*cmd, "--web-ui-port", str(port)] if port else cmd, port)
+                walls.append(wall)
+                rss.append(peak)
+                if per_vessel:
+                    state.append(per_vessel)
+                print(f"{lines:>8} lines  {name:<26} {wall:7.1f} s  {peak:6.0f} MB", file=sys.stderr)
+            rows.append({"lines": lines, "name": name, "walls": walls, "rss": max(rss), "state": max(state or [0])})
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    out = [
+        "| feed lines | run | seconds (each run) | lines/s (median) | peak RSS (process tree) "
+        "| state per vessel held | speed vs plain | share of the 2-core decode ceiling |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    by_size: dict[int, dict[str, float]] = {}
+    for r in rows:
+        median = statistics.median(r["walls"])
+        by_size.setdefault(int(r["lines"]), {})[str(r["name"])] = median
+    for r in rows:
+        lines = int(r["lines"])
+        walls = r["walls"]
+        median = statistics.median(walls)
+        plain = by_size[lines]["plain Python loop"]
+        decode = by_size[lines]["pyais decode only"]
+        state = f"{r['state']:,.0f} B" if r.get("state") else ""
+        out.append(
+            f"| {lines:,} | {r['name']} | {', '.join(f'{w:.1f}' for w in walls)} | {lines / median:,.0f} | "
+            f"{r['rss']:.0f} MB | {state} | {plain / median:.2f} | {decode / 2 / median:.2f} |"
+        )
+    return "\n".join(out)
+
+
+def growth(rows: list[dict[str, Any]]) -> str:
+    """Time per line on the largest feed over the smallest, per run: 1.0 is linear cost."""
+    sizes = sorted({int(r["lines"]) for r in rows})
+    if len(sizes) < 2:
+        return ""
+    small, large = sizes[0], sizes[-1]
+    per_line = {(int(r["lines"]), str(r["name"])): statistics.median(r["walls"]) / int(r["lines"]) for r in rows}
+    out = [f"| run | us per line, {small:,} lines | us per line, {large:,} lines | ratio |", "|---|---|---|---|"]
+    for name in dict.fromkeys(str(r["name"]) for r in rows):
+        a, b = per_line.get((small, name)), per_line.get((large, name))
+        if a and b:
+            out.append(f"| {name} | {a * 1e6:.1f} | {b * 1e6:.1f} | {b / a:.2f} |")
+    return "\n".join(out)
+
+
+def machine() -> str:
+    cpus = os.cpu_count()
+    mem = ""
+    try:
+        kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))  # type: ignore[union-attr]
+        mem = f", {kb / 1024 / 1024:.0f} GiB"
+    except (OSError, AttributeError):
+        pass
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    return f"{cpus} cores{mem}, {platform.python_implementation()} {platform.python_version()}, {java}"
+
+
+def update_docs(text: str) -> None:
+    readme = ROOT / "docs" / "performance.md"
+    content = readme.read_text()
+    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+    if start not in content:
+        raise SystemExit("docs/performance.md has no bench markers")
+    head, rest = content.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{start}\n{text}\n{end}{tail}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="100000,400000")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--parallelism", default="1,2")
+    parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--decode-only", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.decode_only:
+        print(decode_only(args.decode_only))
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = run(sizes, args.repeat, [int(p) for p in args.parallelism.split(",")])
+    text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`:\n\n{table(rows)}\n\n{growth(rows)}"
+    print(text)
+    if args.write_docs:
+        update_docs(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""A seeded, realistic AIS feed for benchmarks: vessels moving with Class A and Class B cadences,
+static reports, fan-in of shore receivers, late satellite copies, a redelivered block and a few
+malformed lines, in arrival order.
+
+    python -m ais_pipeline.tools.gen_feed --lines 100000 --seed 1 > out/bench-100k.nmea
+
+- Vessels: 70 % Class A (type 1/3 every 10 s under way, every 3 min at anchor; type 5 in two
+  sentences with a tag-block group every 6 min), 30 % Class B (type 18 every 30 s; type 24 parts
+  A and B every 6 min), in the North Sea, moving along their course at their speed.
+- Fan-in: each transmission is heard by 1-3 shore receivers (tag block `s:`, `c:` = transmission
+  second), arriving 0-2 s apart; 10 % are also heard by a satellite, arriving 30-90 s late, and
+  3 % only by the satellite (late reports, which re-fire their windows).
+- A block of 500 consecutive lines is delivered twice (a consumer's redelivery after a restart),
+  and 0.1 % of lines are damaged (a wrong checksum, or cut short).
+The vessel count grows with the size, so that a larger feed is more traffic over the same hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyais
+
+START = 1_767_225_600  # 2026-01-01T00:00:00Z
+RECEIVERS = [f"shore{i}" for i in range(1, 9)]
+
+
+@dataclass
+class Vessel:
+    mmsi: int
+    class_a: bool
+    lat: float
+    lon: float
+    course: float
+    speed: float  # knots
+    name: str
+    next_position: float
+    next_static: float
+
+
+def _sentences(fields: dict[str, Any], seq: int) -> list[str]:
+    return list(pyais.encode_dict(fields, talker_id="AI", sentence_type="VDM", radio_channel="A", seq_id=seq))
+
+
+def transmissions(rng: random.Random, vessels: int, seconds: int) -> Iterator[tuple[float, list[str], str]]:
+    """(transmission time, sentences, kind) in time order."""
+    fleet = []
+    for i in range(vessels):
+        class_a = rng.random() < 0.7
+        moving = rng.random() < 0.8
+        fleet.append(
+            Vessel(
+                mmsi=200_000_000 + rng.randrange(600_000_000),
+                class_a=class_a,
+                lat=rng.uniform(51.0, 58.0),
+                lon=rng.uniform(-1.0, 8.0),
+                course=rng.uniform(0, 360),
+                speed=rng.uniform(5, 20) if moving else 0.0,
+                name=f"VESSEL {i}",
+                next_position=rng.uniform(0, 10),
+                next_static=rng.uniform(0, 360),
+            )
+        )
+    group = 0
+    t = 0.0
+    while t < seconds:
+        due = min(min(v.next_position, v.next_static) for v in fleet)
+        t = due
+        if t >= seconds:
+            break
+        for v in fleet:
+            if v.next_position <= t:
+                step = 10.0 if v.speed > 0 else 180.0
+                if not v.class_a:
+                    step = 30.0
+                hours = step / 3600
+                v.lat += v.speed * hours / 60 * math.cos(math.radians(v.course))
+                v.lon += v.speed * hours / 60 * math.sin(math.radians(v.course)) / math.cos(math.radians(v.lat))
+                fields: dict[str, Any] = {
+                    "type": (1 if v.speed > 0 else 3) if v.class_a else 18,
+                    "mmsi": v.mmsi,
+                    "lat": round(v.lat, 5),
+                    "lon": round(v.lon, 5),
+                    "speed": round(v.speed, 1),
+                    "course": round(v.course, 1),
+                    "heading": int(v.course) % 360,
+                }
+                yield t, _sentences(fields, 0), "position"
+                v.next_position = t + step
+            if v.next_static <= t:
+                group += 1
+                if v.class_a:
+                    fields = {"type": 5, "mmsi": v.mmsi, "shipname": v.name, "callsign": f"C{v.mmsi % 10000}"}
+                    fields |= {"destination": "ROTTERDAM", "ship_type": 70, "draught": 7.5}
+                    yield t, _sentences(fields, group % 10), f"group:{group}"
+                else:
+                    yield t, _sentences({"type": 24, "mmsi": v.mmsi, "partno": 0, "shipname": v.name}, 0), "static"
+                    yield t, _sentences({"type": 24, "mmsi": v.mmsi, "partno": 1, "ship_type": 37}, 0), "static"
+                v.next_static = t + 360.0
+
+
+def tagged(sentence: str, second: int, receiver: str, group: str | None) -> str:
+    items = ([f"g:{group}"] if group else []) + [f"s:{receiver}", f"c:{second}"]
+    body = ",".join(items)
+    checksum = 0
+    for ch in body:
+        checksum ^= ord(ch)
+    return f"\\{body}*{checksum:02X}\\{sentence}"
+
+
+def damage(line: str, rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return line[: rng.randrange(10, len(line) - 3)]
+    return line[:-2] + ("00" if line[-2:] != "00" else "11")
+
+
+def generate(lines: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    vessels = max(50, lines // 480)  # about 480 lines per vessel and hour
+    arrivals: list[tuple[float, int, str]] = []
+    order = 0
+    for t, sentences, kind in transmissions(rng, vessels, 3600):
+        second = START + int(t)
+        heard = rng.sample(RECEIVERS, rng.choice((1, 1, 2, 2, 3)))
+        copies = [(h, rng.uniform(0, 2)) for h in heard]
+        if rng.random() < 0.03:  # out of reach of the shore: only the satellite hears it, late
+            copies = []
+        if not copies or rng.random() < 0.1:
+            copies.append(("sat1", rng.uniform(30, 90)))
+        for receiver, delay in copies:
+            gid = kind.split(":")[1] if kind.startswith("group:") else None
+            for i, sentence in enumerate(sentences):
+                group = f"{i + 1}-{len(sentences)}-{gid}" if gid else None
+                order += 1
+                arrivals.append((t + delay + i * 0.001, order, tagged(sentence, second, receiver, group)))
+        if len(arrivals) >= lines:
+            break
+    arrivals.sort()
+    out = [line for _, _, line in arrivals[:lines]]
+    if len(out) > 2000:
+        start = rng.randrange(len(out) // 4, len(out) // 2)
+        block = out[start : start + 500]
+        at = start + 500 + rng.randrange(100, 1000)
+        out[at:at] = block
+    return [damage(line, rng) if rng.random() < 0.001 else line for line in out]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    sys.stdout.writelines(line + "\n" for line in generate(args.lines, args.seed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,380 @@
+"""Pictures of a run: ``ais-pipeline report DIR [--window tumbling|sliding] [--start ISO] [--color
+vessels|reports]`` reads the outputs of a file run (``--output DIR``) and writes ``DIR/report/``
+(with ``--postgres URL``, it reads the tables that runs wrote, and writes ``DIR/``):
+
+- ``density.png``: the final aggregates of one window per geohash cell, each cell drawn as its
+  geohash box on longitude/latitude axes over land and sea (the GLOBE land mask of the
+  ``global-land-mask`` package), coloured by vessels (or reports) on a log scale when the counts
+  span a factor of 10 or more; cells too small to see at the map's span are merged into coarser
+  geohash cells, which the title says; the window is the busiest one (most reports) unless
+  ``--start`` names its start;
+- ``duplicates.png``: per minute of event time (one bar from each minute's start, ticks on minute
+  boundaries), position reports kept against those dropped as exact duplicates, near duplicates
+  and late for dedup, the reports kept but late for the tumbling window, and the duplicate ratio;
+- ``index.html``: both pictures and the run summary as a table.
+
+No map tiles: everything is drawn from the outputs and packaged data, offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ais_pipeline.errors import ConfigError, guarded
+from ais_pipeline.files import read_jsonl
+from ais_pipeline.rules import outputs
+
+DENSITY_SIZE = (10, 6)  # inches at 100 dpi: 1000 x 600 pixels
+CHART_SIZE = (10, 4.5)  # 1000 x 450 pixels
+DPI = 100
+
+
+@dataclass(frozen=True)
+class CellBox:
+    cell: str
+    lat_min: float
+    lat_max: float
+    lon_min: float
+    lon_max: float
+    vessels: int
+    reports: int
+
+
+def final_aggregates(aggregates: list[dict[str, Any]], window: str) -> dict[str, list[dict[str, Any]]]:
+    """The final revision of every aggregate of one window kind, grouped by window start."""
+    by_start: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for (kind, _, start), agg in sorted(outputs.final_aggregates(aggregates).items()):
+        if kind == window:
+            by_start[start].append(agg)
+    return dict(sorted(by_start.items()))
+
+
+def busiest(windows: dict[str, list[dict[str, Any]]]) -> str:
+    """The window start with the most reports (the earliest of equals)."""
+    return max(sorted(windows), key=lambda start: sum(a["reports"] for a in windows[start]))
+
+
+def cell_boxes(aggregates: list[dict[str, Any]], precision: int | None = None) -> list[CellBox]:
+    """Each aggregate's geohash cell as a box; with ``precision`` coarser than the cells', the
+    cells merged into their parent cells at that precision (reports and vessels summed: a vessel
+    seen in two of the finer cells counts twice)."""
+    import pygeohash
+
+    merged: dict[str, list[int]] = {}
+    for agg in aggregates:
+        cell = agg["cell"][:precision] if precision else agg["cell"]
+        totals = merged.setdefault(cell, [0, 0])
+        totals[0] += agg["vessels"]
+        totals[1] += agg["reports"]
+    boxes = []
+    for cell, (vessels, reports) in sorted(merged.items()):
+        lat, lon, lat_err, lon_err = pygeohash.decode_exactly(cell)
+        boxes.append(CellBox(cell, lat - lat_err, lat + lat_err, lon - lon_err, lon + lon_err, vessels, reports))
+    return boxes
+
+
+# Longitude width of a geohash cell per precision (degrees).
+CELL_WIDTH = {p: 360 / 2 ** ((5 * p + 1) // 2) for p in range(1, 13)}
+
+
+def picture_precision(aggregates: list[dict[str, Any]], width_px: int = 800) -> int:
+    """The geohash precision at which the cells of the map are drawn: the data's own, unless its
+    cells would be smaller than about 2 pixels across the map's span of longitude; then the finest
+    precision whose cells are at least that wide."""
+    import pygeohash
+
+    data = max(len(a["cell"]) for a in aggregates)
+    lons = [pygeohash.decode_exactly(a["cell"])[1] for a in aggregates]
+    span = max(max(lons) - min(lons), CELL_WIDTH[data])
+    for precision in range(data, 0, -1):
+        if CELL_WIDTH[precision] >= 2 * span / width_px:
+            return precision
+    return 1
+
+
+def colour_scale(values: list[int]) -> tuple[str, float, float]:
+    """("log" or "linear", low, high) for a colour bar over these counts: logarithmic when the
+    largest is at least 10 times the smallest (most cells hold one vessel, a few many)."""
+    low, high = min(values), max(values)
+    if high >= 10 * max(low, 1):
+        return "log", max(low, 1), high
+    return "linear", low, max(high, low + 1)
+
+
+def land_mask(lon_lo: float, lon_hi: float, lat_lo: float, lat_hi: float, nx: int = 1000, ny: int = 600) -> Any:
+    """Land (True) on a grid over the map's extent, from the GLOBE 1 km land mask that the
+    ``global-land-mask`` package ships: coastlines offline, no tiles."""
+    import numpy as np
+    from global_land_mask import globe
+
+    lons = np.linspace(lon_lo, lon_hi, nx)
+    lats = np.linspace(lat_lo, lat_hi, ny)
+    grid_lon, grid_lat = np.meshgrid(lons, lats)
+    return lons, lats, globe.is_land(grid_lat, grid_lon)
+
+
+def draw_density(boxes: list[CellBox], title: str, color_by: str, png: Path) -> Any:
+    """The map; returns its axes' colour bar (for tests of the scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.collections import PatchCollection
+    from matplotlib.colors import LogNorm, Normalize
+    from matplotlib.patches import Rectangle
+
+    fig, ax = plt.subplots(figsize=DENSITY_SIZE, dpi=DPI)
+    values = [getattr(b, color_by) for b in boxes]
+    lon_lo, lon_hi = min(b.lon_min for b in boxes), max(b.lon_max for b in boxes)
+    lat_lo, lat_hi = min(b.lat_min for b in boxes), max(b.lat_max for b in boxes)
+    pad_lon, pad_lat = max((lon_hi - lon_lo) * 0.05, 0.05), max((lat_hi - lat_lo) * 0.05, 0.05)
+    x0, x1 = max(lon_lo - pad_lon, -180), min(lon_hi + pad_lon, 180)
+    y0, y1 = max(lat_lo - pad_lat, -90), min(lat_hi + pad_lat, 90)
+    lons, lats, land = land_mask(x0, x1, y0, y1)
+    ax.set_facecolor("#dce9f5")  # sea
+    ax.contourf(lons, lats, land.astype(float), levels=[0.5, 1.5], colors=["#d9d4c7"])  # land
+    ax.contour(lons, lats, land.astype(float), levels=[0.5], colors=["#8c8672"], linewidths=0.4)
+    patches = [Rectangle((b.lon_min, b.lat_min), b.lon_max - b.lon_min, b.lat_max - b.lat_min) for b in boxes]
+    scale, low, high = colour_scale(values)
+    norm = LogNorm(low, high) if scale == "log" else Normalize(low, high)
+    collection = PatchCollection(patches, cmap="viridis", norm=norm, linewidths=0.8)
+    collection.set_array(np.asarray(values, dtype=float))
+    collection.set_edgecolor(collection.to_rgba(np.asarray(values, dtype=float)))  # type: ignore[arg-type]
+    ax.add_collection(collection)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_xlabel("longitude")
+    ax.set_ylabel("latitude")
+    ax.grid(True, color="white", lw=0.5)
+    ax.set_title(title, fontsize=10)
+    bar = fig.colorbar(collection, ax=ax, label=f"{color_by} per cell" + (" (log scale)" if scale == "log" else ""))
+    if scale == "log":  # 1, 2, 5, 10, 20, 50, ... written out
+        from matplotlib.ticker import FixedLocator, NullLocator
+
+        ticks = [t * 10**e for e in range(0, 7) for t in (1, 2, 5) if low <= t * 10**e <= high]
+        bar.ax.yaxis.set_major_locator(FixedLocator(ticks))
+        bar.ax.yaxis.set_minor_locator(NullLocator())
+        bar.ax.set_yticklabels([f"{t:,}" for t in ticks])
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
+    return bar
+
+
+def minute_step(minutes: int) -> int:
+    """Minutes between labelled ticks: every minute for up to 15, then 2, 5, 10, 15, 30, 60, ..."""
+    for step in (1, 2, 5, 10, 15, 30, 60, 120, 360, 720, 1440):
+        if minutes / step <= 15:
+            return step
+    return 1440 * (minutes // (1440 * 15) + 1)
+
+
+def draw_duplicates(per_minute: dict[str, dict[str, int]], late_for_window: dict[str, int], png: Path) -> Any:
+    """Per minute of event time, one bar from the minute's start: kept, exact and near duplicates,
+    reports late for dedup, stacked; the reports kept but late for the tumbling window as points;
+    the duplicate ratio as a line. Ticks on minute boundaries. Returns the axes (for tests)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from datetime import datetime
+
+    import matplotlib.dates as mdates
+    import matplotlib.pyplot as plt
+
+    def day_number(iso: str) -> float:
+        return float(mdates.date2num(datetime.fromisoformat(iso.replace("Z", "+00:00"))))
+
+    minutes = [day_number(m) for m in per_minute]
+    kept = [v["positions_kept"] for v in per_minute.values()]
+    exact = [v["duplicates_exact"] for v in per_minute.values()]
+    near = [v["duplicates_near"] for v in per_minute.values()]
+    late = [v["late"] for v in per_minute.values()]
+    fig, ax = plt.subplots(figsize=CHART_SIZE, dpi=DPI)
+    one_minute = 1 / (24 * 60)
+    ax.bar(minutes, kept, 0.85 * one_minute, align="edge", label="kept", color="tab:green")
+    bottom = kept
+    for values, label, color in (
+        (exact, "exact duplicates", "tab:red"),
+        (near, "near duplicates", "tab:orange"),
+        (late, "late for dedup (dropped)", "tab:purple"),
+    ):
+        if any(values):  # a series with no report stays out of the legend too
+            ax.bar(minutes, values, 0.85 * one_minute, bottom=bottom, align="edge", label=label, color=color)
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    if any(late_for_window.values()):
+        xs = [day_number(m) + 0.425 * one_minute for m in late_for_window]
+        ax.plot(xs, list(late_for_window.values()), "v", color="tab:blue", ms=6,
+                label="kept, late for the tumbling window")  # fmt: skip
+    ax.set_ylabel("position reports per minute")
+    if minutes:
+        step = minute_step(round((max(minutes) - min(minutes)) / one_minute) + 1)
+        if step < 60:
+            ax.xaxis.set_major_locator(mdates.MinuteLocator(byminute=range(0, 60, step)))
+        else:
+            ax.xaxis.set_major_locator(mdates.HourLocator(byhour=range(0, 24, max(step // 60, 1))))
+        ax.xaxis.set_minor_locator(mdates.MinuteLocator())
+        ax.set_xlim(min(minutes), max(minutes) + one_minute)
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
+    ax2 = ax.twinx()
+    ratio = [(e + n) / (k + e + n) if k + e + n else 0 for k, e, n in zip(kept, exact, near, strict=True)]
+    ax2.plot([m + 0.425 * one_minute for m in minutes], ratio, color="black", marker=".", lw=1, label="duplicate ratio")
+    ax2.set_ylim(0, 1)
+    ax2.set_ylabel("duplicate ratio")
+    handles, labels = ax.get_legend_handles_labels()
+    handles2, labels2 = ax2.get_legend_handles_labels()
+    order = ["kept", "exact duplicates", "near duplicates", "late for dedup (dropped)"]
+    pairs = sorted(zip(handles + handles2, labels + labels2, strict=True), key=lambda p: _rank(order, p[1]))
+    ax.legend([h for h, _ in pairs], [label for _, label in pairs], loc="upper left", fontsize="small")
+    first = next(iter(per_minute), "")[:10]
+    ax.set_title(f"Reports kept and dropped per minute of event time, {first} (UTC); each bar from its minute")
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
+    return ax
+
+
+def _rank(order: list[str], label: str) -> int:
+    return order.index(label) if label in order else len(order)
+
+
+def late_per_minute(late: list[dict[str, Any]], window: str = "tumbling") -> dict[str, int]:
+    """Records of the late output for one window kind, per minute of their event time."""
+    counts: dict[str, int] = {}
+    for record in late:
+        if record.get("window") == window:
+            ts = outputs.parse_iso_ms(str(record["timestamp"]))
+            minute = outputs.iso_ms(ts - ts % 60_000)
+            counts[minute] = counts.get(minute, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    rows = []
+    for key, value in summary.items():
+        if key == "per_minute":
+            continue
+        shown = ", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
+        rows.append(f"<tr><th>{html.escape(key)}</th><td>{html.escape(shown)}</td></tr>")
+    return "\n".join(rows)
+
+
+def write_index(report: Path, summary: dict[str, Any], title: str) -> None:
+    page = f"""<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>AIS run report</title>
+<style>body{{font-family:sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse}}
+th,td{{border:1px solid #ccc;padding:.2em .6em;text-align:left}}img{{max-width:100%}}</style></head>
+<body>
+<h1>AIS run report</h1>
+<h2>Traffic density</h2>
+<p>{html.escape(title)}</p>
+<img src="density.png" alt="density map of {html.escape(title)}" width="1000" height="600">
+<h2>Duplicates over time</h2>
+<img src="duplicates.png" alt="reports kept and dropped per minute" width="1000" height="450">
+<h2>Summary</h2>
+<table id="summary">
+{summary_table(summary)}
+</table>
+</body>
+</html>
+"""
+    (report / "index.html").write_text(page, encoding="utf-8")
+
+
+def make_report(run_dir: Path, window: str = "tumbling", start: str | None = None, color_by: str = "vessels") -> Path:
+    """The report of a file run's output directory, into ``run_dir/report/``."""
+    summary_file = run_dir / "summary.json"
+    if not summary_file.exists():
+        raise ConfigError(f"report: {run_dir} holds no summary.json (the --output DIR of a file run)")
+    summary = json.loads(summary_file.read_text())
+    aggregates, late = read_jsonl(run_dir / "aggregates"), read_jsonl(run_dir / "late")
+    where = str(run_dir / "aggregates")
+    return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by)
+
+
+def make_report_from_postgres(
+    target: Any, report: Path, window: str = "tumbling", start: str | None = None, color_by: str = "vessels"
+) -> Path:
+    """The report of what the PostgreSQL tables hold (``--postgres URL``), into ``report``: the
+    aggregates and late records of every run into them, and the summary of the newest file run."""
+    from ais_pipeline import postgres
+
+    tables = postgres.read_outputs(target, ("aggregates", "late"))
+    summary = postgres.latest_run_summary(target) or {}
+    where = f"the table ais_aggregates in {target.shown()}"
+    return draw_report(report, where, summary, tables["aggregates"], tables["late"], window, start, color_by)
+
+
+def draw_report(
+    report: Path,
+    where: str,
+    summary: dict[str, Any],
+    aggregates: list[dict[str, Any]],
+    late_records: list[dict[str, Any]],
+    window: str,
+    start: str | None,
+    color_by: str,
+) -> Path:
+    windows = final_aggregates(aggregates, window)
+    if not windows:
+        raise ConfigError(f"report: {where} has no {window} aggregates")
+    chosen = start or busiest(windows)
+    if chosen not in windows:
+        raise ConfigError(f"--start: no {window} window starts at {chosen} (first {min(windows)}, last {max(windows)})")
+    aggs = windows[chosen]
+    end = aggs[0]["window_end"]
+    reports = sum(a["reports"] for a in aggs)
+    title = f"{window} window {chosen} to {end}: {len(aggs)} cells, {reports} reports"
+    data_precision, precision = max(len(a["cell"]) for a in aggs), picture_precision(aggs)
+    map_title = title
+    if precision < data_precision:
+        map_title += f"\ndrawn as geohash cells of precision {precision} (the data's {data_precision}, summed)"
+    report.mkdir(parents=True, exist_ok=True)
+    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png")
+    late = late_per_minute(late_records)
+    draw_duplicates(summary.get("per_minute") or {}, late, report / "duplicates.png")
+    write_index(report, summary, title)
+    return report
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ais-pipeline report", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "dir", type=Path, help="the --output DIR of a file run; with --postgres, where to write the report"
+    )
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="read the PostgreSQL tables instead (postgresql://user@host:port/db; PGPASSWORD, or"
+        " --postgres-password-file)",
+    )
+    parser.add_argument("--postgres-password-file", default="", help="file whose first line is the password")
+    parser.add_argument("--window", choices=("tumbling", "sliding"), default="tumbling")
+    parser.add_argument("--start", help="window start, as in the aggregates (default: the busiest window)")
+    parser.add_argument("--color", choices=("vessels", "reports"), default="vessels")
+    args = parser.parse_args(list(argv))
+    from ais_pipeline import postgres
+
+    if args.postgres:
+        try:
+            target = postgres.parse_url(args.postgres, args.postgres_password_file)
+        except postgres.PostgresError as exc:
+            raise ConfigError(f"--postgres: {exc}") from None
+        report = make_report_from_postgres(target, args.dir, args.window, args.start, args.color)
+    else:
+        report = make_report(args.dir, args.window, args.start, args.color)
+    print(f"report in {report}/index.html")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(guarded(main, sys.argv[1:]))

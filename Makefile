@@ -6,7 +6,7 @@
 # (~/.cache/ais-pipeline/jars, or AIS_PIPELINE_CACHE: the Kafka and JDBC connectors, the PostgreSQL
 # driver and a Kafka broker's jars from Maven Central, as connectors/pom.xml pins them).
 #
-# Kafka and a standalone cluster (see README "Kafka and a Flink cluster"):
+# Kafka and a standalone cluster (see docs/kafka-and-clusters.md):
 #   make kafka-start | kafka-stop        one KRaft broker on 127.0.0.1:9092 (scripts/kafka.sh)
 #   make cluster-start | cluster-stop    a standalone Flink cluster, web UI on :8081 (scripts/cluster.sh)
 #   make replay                          the bundled sample into the topic ais-raw

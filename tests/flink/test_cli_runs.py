@@ -1,6 +1,6 @@
 """What a user sees of `ais-pipeline run`: an empty input ends in an empty but valid summary, a run
-without --output prints a sample of each output (every record behind --print-all), and the
-libraries' start-up chatter stays out of the terminal."""
+without --output prints a sample of each output (every record behind --print-all), the libraries'
+start-up chatter stays out of the terminal, and a failing run ends at once with its cause."""
 
 from __future__ import annotations
 
@@ -157,3 +157,17 @@ def test_on_a_terminal_the_web_ui_shows_the_finished_job_until_enter(tmp_path: P
     # --no-wait ends at once, on a terminal too.
     code, text = run_on_a_terminal([*cmd, "--output", str(tmp_path / "again"), "--no-wait"])
     assert code == 0 and "press Enter" not in text, text[-3000:]
+
+
+def test_a_failing_local_run_ends_at_once_with_its_cause_in_one_line(tmp_path: Path):
+    # The operator throws once (test-only flag): a run that restarted the job would then succeed.
+    marker = tmp_path / "thrown"
+    proc = cli_run("--no-wait", "--output", str(tmp_path / "out"), "--test-fail-once", f"{marker}=AIVDM")
+    assert marker.exists()
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("ais-pipeline: error:")]
+    assert errors == [
+        "ais-pipeline: error: the job failed: RuntimeError: injected failure on a line containing 'AIVDM'"
+        " (--test-fail-once)"
+    ]
+    assert "Traceback" not in proc.stderr and "lines read" not in proc.stdout

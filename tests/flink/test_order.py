@@ -20,7 +20,7 @@ pytestmark = pytest.mark.flink
 
 def outputs_of(directory: Path) -> dict[str, list[str]]:
     """Every output record, canonical and sorted, and each aggregate's final firing (how many
-    revisions a window goes through depends on timing, as Flink defines it: README)."""
+    revisions a window goes through depends on timing, as Flink defines it: docs/watermarks.md)."""
     names = ("positions", "static", "late", "dead_letter")
     out = {n: sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(directory / n)) for n in names}
     finals = final(read_jsonl(directory / "aggregates")).values()

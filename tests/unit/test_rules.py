@@ -1,4 +1,4 @@
-"""Every rule of SPEC.md on small feeds, through the plain-Python pipeline (the very logic the
+"""Every rule of the job (docs/rules.md) on small feeds, through the plain-Python pipeline (the very logic the
 Flink operators run, with Flink's event-time rules at parallelism 1). Timings the real captures
 do not have are built with pyais's encoder (tests/nmea.py).
 

@@ -1,92 +1,123 @@
-"""State stays bounded: identities are pruned behind a vessel's newest report, a silent vessel is
-dropped by its event-time timer, and a cell drops its panes once every window is closed."""
+"""The Python operators' state (ais_pipeline.functions.state) against fakes of Flink's keyed state
+and timers: the dedup operator's write-behind copy writes exactly what changed when a marker
+comes, a restore loads what was written (timers included), shards are kept apart, and a vessel or
+group that is gone leaves no state behind."""
 
 from __future__ import annotations
 
 import pytest
 
-from ais_pipeline.rules.dedup import DictVesselStore, VesselLogic
-from ais_pipeline.rules.parse import parse_nmea
-from ais_pipeline.rules.records import Report, VesselPane
-from ais_pipeline.rules.windows import CellWindows, DictCellStore, WindowSpec
-from tests.support.nmea import BASE, position, tagged
+from ais_pipeline.functions.state import LaneGroups, ShardVessels
+from ais_pipeline.rules.dedup import VesselMeta
+from ais_pipeline.rules.multipart import PendingGroup
+from tests.support.flink_fakes import FakeRuntimeContext, FakeTimerService
 
 pytestmark = pytest.mark.unit
 
-SPEC = WindowSpec(window_ms=60_000, slide_size_ms=900_000, slide_ms=60_000, lateness_ms=120_000)
-T0 = (BASE - BASE % 60) * 1000
+
+def bound(ctx: FakeRuntimeContext, store: ShardVessels, shard: int) -> FakeTimerService:
+    ctx.key = shard  # Flink sets the current key before calling the operator
+    timers = FakeTimerService(ctx)
+    store.bind(shard, timers)
+    return timers
 
 
-def logic() -> VesselLogic:
-    return VesselLogic(SPEC, 120_000, 2_000, 86_400_000, 10_000, 6)
+def a_vessel(store: ShardVessels, mmsi: int, ts: int) -> None:
+    vessel = store.vessel(mmsi)
+    vessel.remember(f"payload-{ts},0", ts)
+    vessel.set_meta(VesselMeta(5212345, 412345, ts, ts, ts, ts + 60_000))
+    vessel.set_static("5", '{"shipname":"X"}', ts)
+    vessel.register_timer(ts + 60_000)
 
 
-def report(i: int, t_ms: int) -> Report:
-    r = parse_nmea(tagged(position(244000001, 52.0 + i / 1000, 4.0), t_ms // 1000))
-    assert isinstance(r, Report)
-    return r
+def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_what_changed():
+    ctx = FakeRuntimeContext()
+    store = ShardVessels(ctx)  # type: ignore[arg-type]
+    bound(ctx, store, 3)
+    a_vessel(store, 244000003, 1_000)
+    a_vessel(store, 244000019, 2_000)
+    assert ctx.held() == {}  # nothing written before the marker
+    store.flush()
+    held = ctx.held()[("vessels", 3)]
+    assert sorted(held) == [244000003, 244000019]
+    row = held[244000003]
+    assert list(row[:6]) == [5212345, 412345, 1_000, 1_000, 1_000, 61_000]
+    assert dict(row[6]) == {"payload-1000,0": 1_000}
+
+    # A second marker with nothing changed writes nothing; one change writes that vessel alone.
+    ctx.maps[("vessels", 3)][244000019] = "left alone"
+    store.flush()
+    store.vessel(244000003).remember("payload-1500,0", 1_500)
+    store.flush()
+    assert ctx.maps[("vessels", 3)][244000019] == "left alone"
+    assert dict(ctx.maps[("vessels", 3)][244000003][6]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
 
 
-def test_identities_are_pruned_behind_the_vessels_newest_report():
-    vessel, store = logic(), DictVesselStore()
-    horizon = vessel.identity_horizon_ms  # TTL + sliding size + lateness + out-of-orderness
-    assert horizon == 120_000 + 900_000 + 120_000 + 10_000
-    for i in range(200):  # one report every 30 s for 100 minutes
-        vessel.process(store, report(i, T0 + i * 30_000), T0 + i * 30_000 - 10_001)
-    kept = store.identities()
-    newest = T0 + 199 * 30_000
-    assert all(first >= newest - horizon - 120_000 for _, first in kept)
-    assert len(kept) <= (horizon + 120_000) // 30_000 + 1 < 200
+def test_a_restore_loads_what_was_written_with_its_cleanup_timers():
+    ctx = FakeRuntimeContext()
+    store = ShardVessels(ctx)  # type: ignore[arg-type]
+    bound(ctx, store, 5)
+    a_vessel(store, 244000005, 10_000)
+    store.flush()
+
+    restored = ShardVessels(ctx)  # type: ignore[arg-type]  # a new instance on the restored state
+    bound(ctx, restored, 5)
+    vessel = restored.vessel(244000005)
+    assert vessel.first_seen("payload-10000,0") == 10_000
+    assert vessel.meta() == VesselMeta(5212345, 412345, 10_000, 10_000, 10_000, 70_000)
+    assert vessel.static("5") == ('{"shipname":"X"}', 10_000)
+    assert restored.due(70_000) == {244000005}  # the cleanup timer, known again
+    assert restored.keys_held() == 1
 
 
-def test_a_silent_vessel_is_dropped_by_its_cleanup_timer():
-    vessel, store = logic(), DictVesselStore()
-    vessel.process(store, report(0, T0), T0 - 10_001)
-    meta = store.meta()
-    assert meta is not None and store.timers == {meta.cleanup_at}
-    # The static TTL is longer; the timer falls on the last millisecond of the watermark's step
-    # (a minute here), the first a stepped watermark reaches after the same record as an exact one.
-    assert meta.cleanup_at == SPEC.timer_at_or_after(T0 + max(vessel.identity_horizon_ms, 86_400_000))
-    assert meta.cleanup_at == T0 + 86_400_000 + 59_999
-    vessel.on_timer(store, meta.cleanup_at - 1)  # not its timer: nothing happens
-    assert store.meta() is not None
-    vessel.on_timer(store, meta.cleanup_at)
-    assert store.meta() is None and store.identities() == []
+def test_shards_are_kept_apart_and_one_flink_timer_serves_every_vessel_due_at_a_time():
+    ctx = FakeRuntimeContext()
+    store = ShardVessels(ctx)  # type: ignore[arg-type]
+    timers = bound(ctx, store, 1)
+    store.vessel(244000001).register_timer(60_000)
+    store.vessel(244000017).register_timer(60_000)
+    assert timers.event_time == {(1, 60_000)}
+    timers_2 = bound(ctx, store, 2)
+    store.vessel(244000002).register_timer(60_000)
+    assert timers_2.event_time == {(2, 60_000)}
+    bound(ctx, store, 1)
+    assert store.due(60_000) == {244000001, 244000017}
+    assert store.due(60_000) == set()
+    assert store.keys_held() == 3
 
 
-def test_a_vessel_heard_again_moves_its_cleanup_instead_of_losing_state():
-    vessel, store = logic(), DictVesselStore()
-    vessel.process(store, report(0, T0), T0 - 10_001)
-    first_cleanup = store.meta().cleanup_at  # type: ignore[union-attr]
-    vessel.process(store, report(1, T0 + 3_600_000), T0 + 3_590_000)
-    store.timers.clear()
-    vessel.on_timer(store, first_cleanup)
-    meta = store.meta()
-    assert meta is not None and store.timers == {T0 + 3_600_000 + 86_400_000 + 59_999} == {meta.cleanup_at}
+def test_a_cleared_vessel_leaves_no_state_behind():
+    ctx = FakeRuntimeContext()
+    store = ShardVessels(ctx)  # type: ignore[arg-type]
+    bound(ctx, store, 7)
+    a_vessel(store, 244000007, 1_000)
+    store.flush()
+    vessel = store.vessel(244000007)
+    for identity, _ in vessel.identities():
+        vessel.forget(identity)
+    vessel.clear()
+    store.flush()
+    assert ctx.held() == {} and store.keys_held() == 0
 
 
-def test_timers_fall_on_the_last_millisecond_of_a_watermark_step():
-    assert SPEC.watermark_step_ms == 60_000  # gcd of the pane (60 s) and the lateness (120 s)
-    assert WindowSpec(60_000, 900_000, 60_000, 90_000).watermark_step_ms == 30_000
-    assert [SPEC.timer_at_or_after(T0 + d) for d in (-1, 0, 59_999, 60_000)] == [
-        T0 - 1,
-        T0 + 59_999,
-        T0 + 59_999,
-        T0 + 119_999,
-    ]
+def group(deadline: int, next_num: int = 2) -> PendingGroup:
+    return PendingGroup(2, next_num, "539aMs", "\\g:1-2-7837*00\\!AIVDM,2,1,0,,539aMs,0*12", "117", 1_000, deadline)
 
 
-def test_a_cell_drops_its_panes_and_revisions_once_every_window_is_closed():
-    windows, store = CellWindows(SPEC), DictCellStore()
-    pane = VesselPane("u14zg4", T0, 244000001, 1, 10_000, 1, True, True)
-    windows.on_contribution(store, pane, T0 - 10_001)
-    assert [p for p, _ in store.panes()] == [T0]
-    retire = SPEC.pane_retired_at(T0)
-    assert retire == T0 + 900_000 - 1 + 120_000  # the last sliding window's end + lateness
-    fired = []
-    while store.timers:  # fire timers in time order, new ones included, as the watermark would
-        ts = min(store.timers)
-        store.timers.discard(ts)
-        fired += windows.on_timer(store, "u14zg4", ts)
-    assert store.panes() == [] and store.revisions() == []
-    assert sorted((a.window, a.revision) for a in fired) == [("sliding", 0)] * 15 + [("tumbling", 0)]
+def test_a_new_multipart_group_arms_its_deadline_rounded_up_to_the_second_and_leaves_nothing_once_cleared():
+    ctx = FakeRuntimeContext()
+    ctx.key = 0  # the lane
+    groups = LaneGroups(ctx)  # type: ignore[arg-type]
+    timers = FakeTimerService(ctx)
+    groups.timers = timers
+    groups.store("g:7837").put(group(deadline=61_001))
+    groups.store("g:9999").put(group(deadline=30_000))
+    assert timers.processing_time == {(0, 62_000), (0, 30_000)}
+    groups.store("g:7837").put(group(deadline=61_001, next_num=3))  # the same group goes on: no new timer
+    assert len(timers.processing_time) == 2
+    assert groups.pending() == ["g:7837", "g:9999"]
+    assert groups.expired(30_000) == ["g:9999"]
+    assert groups.store("g:7837").get() == group(deadline=61_001, next_num=3)
+    for key in groups.pending():
+        groups.store(key).clear()
+    assert ctx.held() == {}

@@ -1,4 +1,4 @@
-"""The watermark follows the receivers (README "Watermarks"; ais_pipeline/rules/watermarks.py):
+"""The watermark follows the receivers (docs/watermarks.md; ais_pipeline/rules/watermarks.py):
 a receiver's clock hours ahead or behind makes none of the other receivers' reports late, a pause
 of the whole feed loses nothing, one receiver is treated as before, and a bad clock is counted
 for its receiver. Through the plain loop, on generated feeds (tests/feeds.py) and a real

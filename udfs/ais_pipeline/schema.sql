@@ -2,7 +2,7 @@
 -- also `psql -f ais_pipeline/schema.sql`). One table per output, and one row per run.
 --
 -- Idempotent to the row: positions, static reports, late records and dead letters are inserted
--- on their `id` (a stable UUID of what the record is, see README "PostgreSQL"); a repeat does
+-- on their `id` (a stable UUID of what the record is, see docs/postgres.md); a repeat does
 -- nothing. An aggregate is upserted on (window_kind, cell, window_start) only when its revision
 -- is higher than the stored one. Times are timestamptz (UTC, milliseconds).
 

@@ -1,4 +1,4 @@
-"""The job's topology, as the README's diagram draws it: raw lines in, the job's outputs out.
+"""The job's topology, as docs/design.md draws it: raw lines in, the job's outputs out.
 
     read lines ─► batch lines ─► parse lines ─► watermarks ─► batch reports ─► dedup by MMSI ─► cell windows
                   (Java, per     (Python, per   (Java, per   (Java, by       (Python, keyed    (Java, keyed
@@ -11,7 +11,7 @@ to the watermarks runs per lane, in the lane's order, so a vessel's reports reac
 operator in that order at any parallelism.
 
 ``build_pipeline(env, lines, config)`` takes any stream of lines (a file source, Kafka, or a
-test's own collection), so the CLI and the tests build the same job.
+test's own collection), so the jobs and the tests build the same job.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The Flink operator keyed by MMSI calls :meth:`VesselLogic.process` for every rep
 and :meth:`VesselLogic.on_timer` for its event-time timers, over a :class:`VesselStore` that it
 backs with keyed state. Tests and the plain implementation back the same store with dicts.
 
-The rules (SPEC.md, "Positions and deduplication"):
+The rules (docs/rules.md says them for users):
 
 - exact duplicate: the same identity first seen no more than the dedup TTL earlier or later in
   event time; the first arrival wins;

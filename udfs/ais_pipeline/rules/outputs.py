@@ -1,4 +1,5 @@
-"""The job's outputs as JSON Lines, exactly as SPEC.md names their fields, and the run summary."""
+"""The job's output records as JSON Lines (the fields docs/rules.md lists), record ids, and the run
+summary's figures (summed from the tallies; :mod:`ais_pipeline.files` reads the output folders)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
-"""The typed records that cross between operators: one frozen dataclass per kind, each with an
-explicit Flink row type built from the same field list.
+"""The typed records that cross between operators: one dataclass per kind (slotted, not frozen:
+several are made per line, and a frozen one costs several times as much to make), whose field
+annotations are the wire types the Flink row types are built from
+(:mod:`ais_pipeline.functions.rows`).
 
 Outputs (positions, static, aggregates, late, dead letter) leave the job as JSON Lines and are
-formatted by :mod:`ais_pipeline.rules.outputs`; the records here are the ones that travel between operators.
-Each ``*_type()`` function returns a *fresh* type object: an ``OutputTag`` whose type object was
-already used by another operator fails to pickle.
+formatted by :mod:`ais_pipeline.rules.outputs`; the records here are the ones that travel
+between operators.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Annotated, Any
 
 Int32 = Annotated[int, "int32"]  # a 32-bit integer on the wire (Java int); plain ``int`` is 64-bit
 
-# Message types, as SPEC.md groups them.
+# Message types: positions (1, 2, 3, 18, 19, 27) and static and voyage reports (5, 24).
 POSITION_TYPES = frozenset({1, 2, 3, 18, 19, 27})
 STATIC_TYPES = frozenset({5, 24})
 

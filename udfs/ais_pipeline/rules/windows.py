@@ -76,6 +76,11 @@ class WindowSpec:
         return max(self.tumbling_end(pane_start), self.last_sliding_end(pane_start)) - 1 + self.lateness_ms
 
 
+# A late contribution in ``PaneAcc.s_late``: (from, reports, sog_milli_sum, sog_count, mmsi), as
+# ``ais.flink.Pane`` lays it out.
+LATE_STRIDE = 5
+
+
 @dataclass
 class PaneAcc:
     """What a cell holds for one pane, per window kind (a late report may count for one kind only)."""
@@ -89,7 +94,7 @@ class PaneAcc:
     s_sog_count: int = 0
     s_vessels: list[int] = field(default_factory=list)
     # Late reports that count only in the sliding windows ending at or after ``from``:
-    # flattened (from, reports, sog_milli_sum, sog_count, mmsi) quintuples.
+    # ``LATE_STRIDE`` values each, flattened.
     s_late: list[int] = field(default_factory=list)
 
     def add(self, v: VesselPane) -> None:
@@ -153,7 +158,7 @@ def _aggregate(kind: str, cell: str, start: int, end: int, panes: list[PaneAcc],
             sog_n += p.s_sog_count
             vessels.update(p.s_vessels)
             late = p.s_late
-            for i in range(0, len(late), 5):
+            for i in range(0, len(late), LATE_STRIDE):
                 if late[i] <= end:
                     reports += late[i + 1]
                     sog_sum += late[i + 2]

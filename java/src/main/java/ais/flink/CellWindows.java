@@ -168,7 +168,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             firedBefore = new boolean[due.size()];
             for (int i = 0; i < due.size(); i++) {
                 long[] w = due.get(i);
-                firedBefore[i] = reports(w[0] == 0, w[1], w[2], before) > 0;
+                firedBefore[i] = totals(w[0] == 0, w[1], w[2], before, false).reports > 0;
             }
         }
         Pane acc = panes.get(ps);
@@ -331,62 +331,23 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         return false;
     }
 
-    private static long reports(boolean tumbling, long start, long end, List<Map.Entry<Long, Pane>> sorted) {
-        long reports = 0;
+    /** What the panes of {@code sorted} in [start, end) hold for a window of one kind. */
+    private static Pane.Totals totals(
+            boolean tumbling, long start, long end, List<Map.Entry<Long, Pane>> sorted, boolean countVessels) {
+        Pane.Totals totals = new Pane.Totals(countVessels);
         for (Map.Entry<Long, Pane> entry : sorted) {
             long p = entry.getKey();
-            if (p < start || p >= end) {
-                continue;
-            }
-            Pane pane = entry.getValue();
-            if (tumbling) {
-                reports += pane.tReports;
-            } else {
-                reports += pane.sReports;
-                long[] late = pane.sLate;
-                for (int i = 0; i < late.length; i += 5) {
-                    if (late[i] <= end) {
-                        reports += late[i + 1];
-                    }
-                }
+            if (p >= start && p < end) {
+                entry.getValue().addTo(tumbling, end, totals);
             }
         }
-        return reports;
+        return totals;
     }
 
     /** The aggregate of one window over its panes, or null when it holds no report. */
     Row aggregate(boolean tumbling, String cell, long start, long end, List<Map.Entry<Long, Pane>> sorted, int revision) {
-        long reports = 0;
-        long sogSum = 0;
-        long sogCount = 0;
-        LongSet vessels = new LongSet();
-        for (Map.Entry<Long, Pane> entry : sorted) {
-            long p = entry.getKey();
-            if (p < start || p >= end) {
-                continue;
-            }
-            Pane pane = entry.getValue();
-            if (tumbling) {
-                reports += pane.tReports;
-                sogSum += pane.tSogMilliSum;
-                sogCount += pane.tSogCount;
-                vessels.addAll(pane.tVessels);
-            } else {
-                reports += pane.sReports;
-                sogSum += pane.sSogMilliSum;
-                sogCount += pane.sSogCount;
-                vessels.addAll(pane.sVessels);
-                long[] late = pane.sLate;
-                for (int i = 0; i < late.length; i += 5) {
-                    if (late[i] <= end) {
-                        reports += late[i + 1];
-                        sogSum += late[i + 2];
-                        sogCount += late[i + 3];
-                        vessels.add(late[i + 4]);
-                    }
-                }
-            }
-        }
+        Pane.Totals totals = totals(tumbling, start, end, sorted, true);
+        long reports = totals.reports;
         if (reports == 0) {
             return null;
         }
@@ -396,8 +357,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         agg.setField(out.windowStart, start);
         agg.setField(out.windowEnd, end);
         agg.setField(out.reports, (int) reports);
-        agg.setField(out.vessels, vessels.size());
-        agg.setField(out.avgSog, sogCount == 0 ? null : averageSog(sogSum, sogCount));
+        agg.setField(out.vessels, totals.vessels.size());
+        agg.setField(out.avgSog, totals.sogCount == 0 ? null : averageSog(totals.sogMilliSum, totals.sogCount));
         agg.setField(out.revision, revision);
         return agg;
     }

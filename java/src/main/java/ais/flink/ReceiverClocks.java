@@ -11,7 +11,7 @@ import java.util.Map;
 
 /**
  * The watermark of one input lane, following its receivers: the rule of
- * {@code ais_pipeline.rules.watermarks.ReceiverWatermarks} (the reference; the README states it,
+ * {@code ais_pipeline.rules.watermarks.ReceiverWatermarks} (the reference; docs/watermarks.md states it,
  * {@code tests/golden/watermarks.json} holds cases both implementations must pass).
  *
  * <p>The consensus is the median event time of the last {@code consensusLines} lines with a

@@ -1,0 +1,62 @@
+"""Small fakes of the Flink services a Python operator's state uses, for unit tests without a JVM:
+keyed map state (scoped by the current key, as Flink's is), a runtime context that hands it out,
+and a timer service that records what was registered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+
+class FakeRuntimeContext:
+    """``get_map_state`` as Flink's keyed context gives it: one map per (state name, current key)."""
+
+    def __init__(self) -> None:
+        self.key: Any = None
+        self.maps: dict[tuple[str, Any], dict[Any, Any]] = {}
+
+    def get_map_state(self, descriptor: Any) -> FakeMapState:
+        return FakeMapState(self, descriptor.name)
+
+    def held(self) -> dict[tuple[str, Any], dict[Any, Any]]:
+        """Every non-empty map: what a checkpoint would hold."""
+        return {where: dict(m) for where, m in self.maps.items() if m}
+
+
+class FakeMapState:
+    def __init__(self, ctx: FakeRuntimeContext, name: str) -> None:
+        self._ctx, self._name = ctx, name
+
+    def _map(self) -> dict[Any, Any]:
+        assert self._ctx.key is not None, "keyed state used without a current key"
+        return self._ctx.maps.setdefault((self._name, self._ctx.key), {})
+
+    def get(self, key: Any) -> Any:
+        return self._map().get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        self._map()[key] = value
+
+    def remove(self, key: Any) -> None:
+        self._map().pop(key, None)
+
+    def keys(self) -> Iterator[Any]:
+        return iter(list(self._map()))
+
+    def items(self) -> Iterator[tuple[Any, Any]]:
+        return iter(list(self._map().items()))
+
+
+class FakeTimerService:
+    """Records the timers registered, as Flink keeps one per key and time."""
+
+    def __init__(self, ctx: FakeRuntimeContext) -> None:
+        self._ctx = ctx
+        self.event_time: set[tuple[Any, int]] = set()
+        self.processing_time: set[tuple[Any, int]] = set()
+
+    def register_event_time_timer(self, ts: int) -> None:
+        self.event_time.add((self._ctx.key, ts))
+
+    def register_processing_time_timer(self, ts: int) -> None:
+        self.processing_time.add((self._ctx.key, ts))

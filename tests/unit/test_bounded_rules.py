@@ -1,0 +1,93 @@
+"""The rules keep their state bounded: identities are pruned behind a vessel's newest report, a
+silent vessel is dropped by its event-time timer, and a cell drops its panes once every window is
+closed."""
+
+from __future__ import annotations
+
+import pytest
+
+from ais_pipeline.rules.dedup import DictVesselStore, VesselLogic
+from ais_pipeline.rules.parse import parse_nmea
+from ais_pipeline.rules.records import Report, VesselPane
+from ais_pipeline.rules.windows import CellWindows, DictCellStore, WindowSpec
+from tests.support.nmea import BASE, position, tagged
+
+pytestmark = pytest.mark.unit
+
+SPEC = WindowSpec(window_ms=60_000, slide_size_ms=900_000, slide_ms=60_000, lateness_ms=120_000)
+T0 = (BASE - BASE % 60) * 1000
+
+
+def logic() -> VesselLogic:
+    return VesselLogic(SPEC, 120_000, 2_000, 86_400_000, 10_000, 6)
+
+
+def report(i: int, t_ms: int) -> Report:
+    r = parse_nmea(tagged(position(244000001, 52.0 + i / 1000, 4.0), t_ms // 1000))
+    assert isinstance(r, Report)
+    return r
+
+
+def test_identities_are_pruned_behind_the_vessels_newest_report():
+    vessel, store = logic(), DictVesselStore()
+    horizon = vessel.identity_horizon_ms  # TTL + sliding size + lateness + out-of-orderness
+    assert horizon == 120_000 + 900_000 + 120_000 + 10_000
+    for i in range(200):  # one report every 30 s for 100 minutes
+        vessel.process(store, report(i, T0 + i * 30_000), T0 + i * 30_000 - 10_001)
+    kept = store.identities()
+    newest = T0 + 199 * 30_000
+    assert all(first >= newest - horizon - 120_000 for _, first in kept)
+    assert len(kept) <= (horizon + 120_000) // 30_000 + 1 < 200
+
+
+def test_a_silent_vessel_is_dropped_by_its_cleanup_timer():
+    vessel, store = logic(), DictVesselStore()
+    vessel.process(store, report(0, T0), T0 - 10_001)
+    meta = store.meta()
+    assert meta is not None and store.timers == {meta.cleanup_at}
+    # The static TTL is longer; the timer falls on the last millisecond of the watermark's step
+    # (a minute here), the first a stepped watermark reaches after the same record as an exact one.
+    assert meta.cleanup_at == SPEC.timer_at_or_after(T0 + max(vessel.identity_horizon_ms, 86_400_000))
+    assert meta.cleanup_at == T0 + 86_400_000 + 59_999
+    vessel.on_timer(store, meta.cleanup_at - 1)  # not its timer: nothing happens
+    assert store.meta() is not None
+    vessel.on_timer(store, meta.cleanup_at)
+    assert store.meta() is None and store.identities() == []
+
+
+def test_a_vessel_heard_again_moves_its_cleanup_instead_of_losing_state():
+    vessel, store = logic(), DictVesselStore()
+    vessel.process(store, report(0, T0), T0 - 10_001)
+    first_cleanup = store.meta().cleanup_at  # type: ignore[union-attr]
+    vessel.process(store, report(1, T0 + 3_600_000), T0 + 3_590_000)
+    store.timers.clear()
+    vessel.on_timer(store, first_cleanup)
+    meta = store.meta()
+    assert meta is not None and store.timers == {T0 + 3_600_000 + 86_400_000 + 59_999} == {meta.cleanup_at}
+
+
+def test_timers_fall_on_the_last_millisecond_of_a_watermark_step():
+    assert SPEC.watermark_step_ms == 60_000  # gcd of the pane (60 s) and the lateness (120 s)
+    assert WindowSpec(60_000, 900_000, 60_000, 90_000).watermark_step_ms == 30_000
+    assert [SPEC.timer_at_or_after(T0 + d) for d in (-1, 0, 59_999, 60_000)] == [
+        T0 - 1,
+        T0 + 59_999,
+        T0 + 59_999,
+        T0 + 119_999,
+    ]
+
+
+def test_a_cell_drops_its_panes_and_revisions_once_every_window_is_closed():
+    windows, store = CellWindows(SPEC), DictCellStore()
+    pane = VesselPane("u14zg4", T0, 244000001, 1, 10_000, 1, True, True)
+    windows.on_contribution(store, pane, T0 - 10_001)
+    assert [p for p, _ in store.panes()] == [T0]
+    retire = SPEC.pane_retired_at(T0)
+    assert retire == T0 + 900_000 - 1 + 120_000  # the last sliding window's end + lateness
+    fired = []
+    while store.timers:  # fire timers in time order, new ones included, as the watermark would
+        ts = min(store.timers)
+        store.timers.discard(ts)
+        fired += windows.on_timer(store, "u14zg4", ts)
+    assert store.panes() == [] and store.revisions() == []
+    assert sorted((a.window, a.revision) for a in fired) == [("sliding", 0)] * 15 + [("tumbling", 0)]

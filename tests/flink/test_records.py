@@ -30,28 +30,14 @@ def env():  # type: ignore[no-untyped-def]
 
 def test_the_java_operators_accept_the_row_types_python_declares(env):  # type: ignore[no-untyped-def]
     from ais_pipeline.functions import rows
-    from ais_pipeline.jvm.operators import AggregateJson, CellWindows, ReceiverWatermarks
-    from ais_pipeline.rules.watermarks import CONSENSUS_LINES
+    from ais_pipeline.jvm.operators import AggregateJson
+    from ais_pipeline.pipeline.topology import cell_windows, receiver_watermarks
 
     # Each Java operator resolves the fields it uses by name and checks their types when it is
     # built (RecordLayout.java): a mismatch raises here, naming the field.
     config = PipelineConfig()
-    CellWindows(
-        "windows", "windows", config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms,
-        rows.vessel_pane_type(), rows.aggregate_type(),
-    ).build()  # fmt: skip
-    ReceiverWatermarks(
-        name="watermarks",
-        uid="watermarks",
-        out_of_orderness_ms=config.out_of_orderness_s * 1000,
-        idle_timeout_ms=config.idle_timeout_s * 1000,
-        max_clock_skew_ms=config.max_clock_skew_ms,
-        warm_up_lines=config.watermark_warm_up,
-        consensus_lines=CONSENSUS_LINES,
-        step_ms=config.pane_ms,
-        parsed_type=rows.parsed_type(),
-        report_type=rows.wire_report_type(),
-    ).build()
+    cell_windows(config).build()
+    receiver_watermarks(config, None).build()
     AggregateJson("json", "json", rows.aggregate_type()).build()
 
 

@@ -60,13 +60,43 @@ class Streams:
         return {name: getattr(self, name) for name in OUTPUTS}
 
 
+def receiver_watermarks(config: PipelineConfig, tally: OutputTag | None) -> ReceiverWatermarks:
+    """The watermark stage of a lane, as the job builds it."""
+    return ReceiverWatermarks(
+        name="watermarks (per lane, following receivers)",
+        uid="watermarks",
+        out_of_orderness_ms=config.out_of_orderness_s * 1000,
+        idle_timeout_ms=config.idle_timeout_s * 1000,
+        max_clock_skew_ms=config.max_clock_skew_ms,
+        warm_up_lines=config.watermark_warm_up,
+        consensus_lines=CONSENSUS_LINES,
+        step_ms=operators.window_spec(config).watermark_step_ms,
+        parsed_type=parsed_type(),
+        report_type=wire_report_type(),
+        tally_tag=tally,
+    )
+
+
+def cell_windows(config: PipelineConfig) -> CellWindows:
+    """The cell windows, as the job builds them."""
+    return CellWindows(
+        name="cell windows (keyed by cell)",
+        uid="cell-windows",
+        window_ms=config.window_ms,
+        slide_size_ms=config.slide_size_ms,
+        slide_ms=config.slide_ms,
+        lateness_ms=config.lateness_ms,
+        contribution_type=vessel_pane_type(),
+        aggregate_type=aggregate_type(),
+    )
+
+
 def build_pipeline(
     env: StreamExecutionEnvironment, lines: DataStream, config: PipelineConfig, emit_tallies: bool = True
 ) -> Streams:
     """The whole job on a stream of raw lines."""
     env.add_jars(helpers_jar().as_uri())
     env.set_max_parallelism(MAX_PARALLELISM)
-    spec = operators.window_spec(config)
     tally = operators.TALLY if emit_tallies else None
 
     # Per lane: lines to entries (reports, reassembled multipart groups, times), then stamped
@@ -79,19 +109,7 @@ def build_pipeline(
         .uid("parse")
         .set_parallelism(parallelism(lines))
     )
-    reports = ReceiverWatermarks(
-        name="watermarks (per lane, following receivers)",
-        uid="watermarks",
-        out_of_orderness_ms=config.out_of_orderness_s * 1000,
-        idle_timeout_ms=config.idle_timeout_s * 1000,
-        max_clock_skew_ms=config.max_clock_skew_ms,
-        warm_up_lines=config.watermark_warm_up,
-        consensus_lines=CONSENSUS_LINES,
-        step_ms=spec.watermark_step_ms,
-        parsed_type=parsed_type(),
-        report_type=wire_report_type(),
-        tally_tag=tally,
-    ).apply(parsed)
+    reports = receiver_watermarks(config, tally).apply(parsed)
 
     # Dedup by vessel, in batches per vessel shard.
     report_batches = KeyedBatches(
@@ -108,16 +126,7 @@ def build_pipeline(
 
     # Cell windows, in Java on Flink's keyed state and timers.
     contributions = ColumnsToRows("one pane contribution per record", "pane-rows", vessel_pane_type()).apply(vessels)
-    aggregates = CellWindows(
-        name="cell windows (keyed by cell)",
-        uid="cell-windows",
-        window_ms=config.window_ms,
-        slide_size_ms=config.slide_size_ms,
-        slide_ms=config.slide_ms,
-        lateness_ms=config.lateness_ms,
-        contribution_type=vessel_pane_type(),
-        aggregate_type=aggregate_type(),
-    ).apply(contributions)
+    aggregates = cell_windows(config).apply(contributions)
 
     def lines_of(stream: DataStream, what: str) -> DataStream:
         return SplitLines(f"one {what} per record", f"split-{what.replace(' ', '-')}").apply(stream)

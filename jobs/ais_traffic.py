@@ -44,6 +44,7 @@ def kafka_job(config: PipelineConfig) -> str:
     sinks' transactions commit on checkpoints), at least once without. Locally it runs until
     stopped (or to the --bounded offsets); under ``flink run`` it is submitted (its job id)."""
     env = local_environment(config)
+    kafka.use_connector(env)
     kafka.check_topics(config)
     exactly_once = checkpointing_on(env)
     how = "exactly once (transactions committed on checkpoints)" if exactly_once else "at least once (no checkpoints)"

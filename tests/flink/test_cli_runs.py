@@ -121,7 +121,7 @@ def test_on_a_terminal_a_run_shows_one_refreshing_progress_line(tmp_path: Path):
     frames = [f for f in text.split("\r") if "/10000 [" in f]  # tqdm redraws the line after a \r
     assert frames, text[-3000:]
     # The first frame is drawn before any figure is read; the later ones carry them.
-    assert all("lines/s" in f and "watermark" in f and " kept " in f for f in frames[1:]) and len(frames) > 1
+    assert all("lines/s" in f and "watermark" in f and " kept " in f for f in frames[1:]) and len(frames) > 1, frames
     assert "lines accounted for 10000 of 10000" in text
 
 

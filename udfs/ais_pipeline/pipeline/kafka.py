@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from pathlib import Path
+
+from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.errors import ConfigError
@@ -31,9 +32,11 @@ class KafkaSetupError(ConfigError):
     """The broker cannot be reached, or a topic is missing: said in one line, before the job runs."""
 
 
-def kafka_jars() -> list[Path]:
-    """The connector jar, fetched from Maven Central when missing."""
-    return connector_jars("kafka-connector")
+def use_connector(env: StreamExecutionEnvironment) -> None:
+    """The connector jar (fetched from Maven Central on first use) on the job's classpath and the
+    client's: the checks before the run, the source and the sinks all use it."""
+    for jar in connector_jars("kafka-connector"):
+        env.add_jars(jar.as_uri())
 
 
 SHADED_PREFIX = "org.apache.flink.kafka.shaded."

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 import urllib.request
@@ -111,6 +112,17 @@ class JobMetrics:
         return snap
 
 
+def terminal_width() -> int:
+    """The width of the terminal stderr is on, asked of the terminal itself: a ``COLUMNS``
+    variable can be stale (the readline library sets it to 80 when it starts on a terminal that
+    has not said its size yet). A terminal that says 0 columns gets 100: tqdm would draw nothing."""
+    try:
+        columns = os.get_terminal_size(sys.stderr.fileno()).columns
+    except OSError:
+        columns = 0
+    return columns or 100
+
+
 class RecentRate:
     """Lines per second over the last ``RATE_OVER_S`` seconds (since the start when shorter), so
     that a run waiting for new files (``--follow``) shows 0, not a rate that decays towards it."""
@@ -139,14 +151,9 @@ class ProgressLine:
         self._rate = RecentRate(self.started)
         self._bar: Any = None
         if self.terminal:
-            import shutil
-
             from tqdm import tqdm
 
-            # The terminal's width when it tells (a terminal that says 0 columns gets 100: tqdm
-            # would draw nothing).
-            width = shutil.get_terminal_size((100, 20)).columns
-            self._bar = tqdm(total=total_lines, unit=" lines", ncols=width, leave=False, file=sys.stderr)
+            self._bar = tqdm(total=total_lines, unit=" lines", ncols=terminal_width(), leave=False, file=sys.stderr)
 
     def update(self) -> None:
         now = time.monotonic()

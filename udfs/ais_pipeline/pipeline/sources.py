@@ -22,8 +22,7 @@ def file_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataS
 def kafka_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:
     """Raw lines from a topic, one per record value; bounded by the offsets that are the latest at
     start with ``--bounded`` (the job then ends by itself, like a file run)."""
-    for jar in kafka.kafka_jars():
-        env.add_jars(jar.as_uri())
+    kafka.use_connector(env)
     return KafkaLines(
         name=f"read Kafka {config.topic}",
         uid="source-kafka",

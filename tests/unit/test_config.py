@@ -17,7 +17,7 @@ def test_defaults_are_the_spec_defaults():
     c = parse_config([], environ={})
     assert (c.window_s, c.slide_size_s, c.slide_s, c.lateness_s) == (60, 900, 60, 120)
     assert (c.out_of_orderness_s, c.idle_timeout_s, c.dedup_ttl_s, c.near_window_s) == (10, 30, 120, 2.0)
-    assert (c.static_ttl_s, c.geohash_precision, c.max_clock_skew_s, c.input_format) == (86400, 6, 300, "nmea")
+    assert (c.static_ttl_s, c.geohash_precision, c.max_clock_skew_s, c.input_format) == (86400, 6, 300, "auto")
     assert c.input_path == SAMPLE_INPUT and c.output_dir is None and c.pane_ms == 60_000
 
 
@@ -36,7 +36,10 @@ def test_environment_fills_in_and_a_flag_wins():
         (["--geohash-precision", "13"], "--geohash-precision (GEOHASH_PRECISION): must be between 1 and 12, not 13"),
         (["--input", "/no/such/file"], "--input: no such file or directory: /no/such/file"),
         (["--window", "abc"], "--window: expected int, got 'abc'"),
-        (["--input-format", "csv"], "--input-format (INPUT_FORMAT): must be nmea or json, not 'csv'"),
+        (
+            ["--input-format", "csv"],
+            "--input-format (INPUT_FORMAT): must be one of auto, nmea, json, noaa, dma, not 'csv'",
+        ),
         (
             ["--bind-address", "everywhere"],
             "--bind-address (BIND_ADDRESS): must be an IP address (127.0.0.1, 0.0.0.0, ...), not 'everywhere'",

@@ -47,7 +47,7 @@ def test_hostile_lines_mixed_into_a_real_capture_are_each_accounted_for_once(rng
     [
         (b"\xff\xfe\x00garbage", ("dead_letter", "not_text")),
         (b"!AIVDM,1,1,,A," + b"1" * 5000 + b",0*00", ("dead_letter", "malformed")),
-        (b'{"mmsi": 1', ("dead_letter", "malformed")),
+        (b'{"mmsi": 1', ("dead_letter", "bad_json")),  # a JSON line, by its look
         (
             rb"\s:r1,c:4070908800*00\!AIVDM,1,1,,A,15MgK45P3@G?fl0E`JbR0OwT0@MS,0*4E",
             ("dead_letter", "future_timestamp"),

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from ais_pipeline.rules.multipart import DictGroupStore, MultipartAssembler
 from ais_pipeline.rules.parse import (
     DeadLetter,
     Skipped,
@@ -65,7 +66,7 @@ def test_tag_block_checksum_is_not_enforced_real_star_00(fixtures):
 def test_first_fragment_and_second_fragment_with_only_g_share_a_group():
     first, second = parse_nmea(SAMPLE_FIRST), parse_nmea(SAMPLE_SECOND)
     assert isinstance(first, Fragment) and isinstance(second, Fragment)
-    assert first.group == second.group == "g:7218"
+    assert first.group == second.group == "g:7218|9|"
     assert (first.frag_num, second.frag_num, first.frag_cnt) == (1, 2, 2)
     assert first.has_time and not second.has_time and second.receiver == ""
 
@@ -186,3 +187,61 @@ def test_bytes_that_are_not_text_are_dead_lettered_as_not_text_in_either_format(
         dead = parse_line(binary, fmt)
         assert isinstance(dead, DeadLetter) and (dead.reason, dead.raw) == ("not_text", binary)
     assert parse_line(SAMPLE_SINGLE, "nmea") == parse_nmea(SAMPLE_SINGLE)
+
+
+# The US Coast Guard's NAIS dialect: fields after the checksum.
+NAIS_SHORT = "!AIVDM,1,1,,A,14`qQb0000o?u?DK>Smo2E`v0404,0*1A,r003669987,1152921693"  # noaadata__test.ais
+# The long form, built from its documented fields around the same sentence.
+NAIS_LONG = (
+    "!AIVDM,1,1,,A,14`qQb0000o?u?DK>Smo2E`v0404,0*1A,d-109,S2105,t050056.00,T56.13718694,r003669946,"
+    "1325394060,1325394001"
+)
+
+
+def test_nais_trailing_fields_give_the_receiver_and_the_event_time():
+    short, long = parse_nmea(NAIS_SHORT), parse_nmea(NAIS_LONG)
+    assert isinstance(short, Report) and isinstance(long, Report)
+    assert (short.receiver, short.ts) == ("003669987", 1152921693000)
+    assert (long.receiver, long.ts) == ("003669946", 1325394060000)
+    # A tag block says it first.
+    tagged_line = parse_nmea("\\s:shore7,c:1700000000*00\\" + NAIS_SHORT)
+    assert isinstance(tagged_line, Report) and (tagged_line.receiver, tagged_line.ts) == ("shore7", 1700000000000)
+
+
+def test_the_real_nais_capture_has_a_receiver_and_a_time_on_every_sentence(fixtures):
+    lines = (fixtures / "noaadata__test.ais").read_text().splitlines()
+    parsed = [(line, parse_nmea(line)) for line in lines]
+    sentences = [(line, p) for line, p in parsed if isinstance(p, (Report, Fragment))]
+    assert len(sentences) > 900
+    for line, p in sentences:  # the station is the field after the checksum that starts with r
+        assert f",r{p.receiver}," in line
+    assert all(p.ts != TIME_UNKNOWN for _, p in sentences)
+    assert {p.ts // 86_400_000 for _, p in sentences} == {1152921693000 // 86_400_000}  # 2006-07-15
+
+
+def test_a_group_id_reused_by_interleaved_groups_keeps_them_apart(fixtures):
+    # The Norwegian capture tags every group g:1-2-9999 / g:2-2-9999; here two of its groups
+    # interleave, as a merged feed would deliver them.
+    lines = (fixtures / "aisnet__Ais1000Lines.nm4").read_text().splitlines()
+    a1, a2, b1, b2 = lines[12], lines[13], lines[15], lines[16]
+    assert "g:1-2-9999" in a1 and "g:2-2-9999" in a2 and "g:1-2-9999" in b1
+    assembler, stores = MultipartAssembler(60_000), {}
+    messages = []
+    for line in (a1, b1, a2, b2):
+        frag = parse_nmea(line)
+        assert isinstance(frag, Fragment)
+        step = assembler.on_fragment(stores.setdefault(frag.group, DictGroupStore()), frag, 0)
+        assert step.dead is None
+        if step.message is not None:
+            messages.append(step.message)
+    assert [m.msg_type for m in messages] == [5, 5]  # type: ignore[union-attr]
+    assert len({m.mmsi for m in messages}) == 2  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("talker", ["AI", "AB", "BS", "B2"])
+def test_every_talker_is_accepted(talker: str):
+    body = f"{talker}VDM,1,1,,A,14`qQb0000o?u?DK>Smo2E`v0404,0"
+    checksum = 0
+    for ch in body:
+        checksum ^= ord(ch)
+    assert isinstance(parse_nmea(f"!{body}*{checksum:02X}"), Report)

@@ -19,6 +19,7 @@ from typing import Any
 from ais_pipeline.errors import ConfigError
 from ais_pipeline.postgres_url import PostgresError, Target, parse_url
 from ais_pipeline.resources import FLINK_CONF, SAMPLE_INPUT
+from ais_pipeline.rules.lane import INPUT_FORMATS
 
 
 def submitted_by_flink_cli() -> bool:
@@ -44,7 +45,13 @@ def _default(name: str) -> Any:
 
 # name -> flag, environment variable, type, default, help. The order is the order of --help.
 _KNOBS: dict[str, _Knob] = {
-    "input_format": _Knob("--input-format", "INPUT_FORMAT", str, "nmea", "nmea or json"),
+    "input_format": _Knob(
+        "--input-format",
+        "INPUT_FORMAT",
+        str,
+        "auto",
+        "auto (each line's format by its look), nmea, json, noaa (MarineCadastre CSV) or dma (aisdk CSV)",
+    ),
     "window_s": _Knob("--window", "WINDOW_SECONDS", int, 60, "tumbling window, seconds"),
     "slide_size_s": _Knob("--slide-size", "SLIDE_SIZE_SECONDS", int, 900, "sliding window size, seconds"),
     "slide_s": _Knob("--slide", "SLIDE_SECONDS", int, 60, "sliding window slide, seconds"),
@@ -259,8 +266,8 @@ class PipelineConfig:
             label = f"{knob.flag} ({knob.env})" if knob else name
             return ConfigError(f"{label}: {why}")
 
-        if self.input_format not in ("nmea", "json"):
-            raise bad("input_format", f"must be nmea or json, not {self.input_format!r}")
+        if self.input_format not in INPUT_FORMATS:
+            raise bad("input_format", f"must be one of {', '.join(INPUT_FORMATS)}, not {self.input_format!r}")
         for name in ("window_s", "slide_size_s", "slide_s", "dedup_ttl_s", "static_ttl_s", "multipart_timeout_s"):
             if getattr(self, name) <= 0:
                 raise bad(name, f"must be a positive number of seconds, not {getattr(self, name)}")

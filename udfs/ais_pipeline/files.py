@@ -4,11 +4,17 @@ summary.json. The plain loop, the report, the tests and the run's summary all re
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
 import json
+import lzma
 import shutil
+import zipfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 from ais_pipeline.rules.outputs import (
     RECEIVER_TALLY,
@@ -20,6 +26,7 @@ from ais_pipeline.rules.outputs import (
     parse_iso_ms,
     tally_totals,
 )
+from ais_pipeline.rules.parse import CORRUPT_ARCHIVE
 from ais_pipeline.rules.plain import PlainResult
 
 
@@ -31,13 +38,55 @@ def input_files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
 
 
-def read_lines(path: Path) -> Iterable[str]:
-    """The lines of a file or directory as Flink's text line format reads them (split on \\n, \\r
-    or \\r\\n; bytes that are not UTF-8 replaced)."""
-    for file in input_files(path):
-        with file.open(encoding="utf-8", errors="replace", newline=None) as fh:
-            for line in fh:
+COMPRESSED = (".gz", ".gzip", ".bz2", ".xz", ".zst", ".zip")
+
+
+def _members(file: Path) -> Iterator[IO[bytes]]:
+    """The decompressed bytes of a file, by its name: one stream, or a zip archive's members in
+    name order."""
+    name = file.name.lower()
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(file) as archive:
+            for member in sorted(i.filename for i in archive.infolist() if not i.is_dir()):
+                with archive.open(member) as fh:
+                    yield fh
+        return
+    if name.endswith((".gz", ".gzip")):
+        opened: IO[bytes] = gzip.open(file, "rb")  # type: ignore[assignment]
+    elif name.endswith(".bz2"):
+        opened = bz2.open(file, "rb")
+    elif name.endswith(".xz"):
+        opened = lzma.open(file, "rb")
+    elif name.endswith(".zst"):
+        import zstandard
+
+        opened = zstandard.ZstdDecompressor().stream_reader(file.open("rb"), closefd=True)
+    else:
+        opened = file.open("rb")
+    with opened:
+        yield opened
+
+
+def read_file_lines(file: Path) -> Iterator[str]:
+    """The lines of one file as the job's source reads them: decompressed by the file's name (see
+    :data:`COMPRESSED`), split on \\n, \\r or \\r\\n, bytes that are not UTF-8 replaced. A file
+    that cannot be decompressed ends with one :data:`CORRUPT_ARCHIVE` line naming it."""
+    try:
+        for member in _members(file):
+            text = io.TextIOWrapper(member, encoding="utf-8", errors="replace", newline=None)
+            for line in text:
                 yield line.rstrip("\n")
+            text.detach()
+    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, ValueError) as exc:
+        cause = f"{type(exc).__name__}: {exc}".replace("\n", " ").replace("\x1f", " ")
+        yield f"{CORRUPT_ARCHIVE}{file.name}\x1f{cause}"
+
+
+def read_lines(path: Path) -> Iterable[str]:
+    """The lines of a file or directory as the job's source reads them (:func:`read_file_lines`),
+    the files of a directory in name order."""
+    for file in input_files(path):
+        yield from read_file_lines(file)
 
 
 def write_outputs(result: PlainResult, output_dir: Path) -> None:
@@ -75,13 +124,17 @@ def read_jsonl(directory: Path) -> list[dict[str, object]]:
 
 
 def read_tallies(directory: Path) -> Counter[str]:
+    """The tally records of a run: one figure name a line counts one, ``name\\tN`` counts N."""
     counts: Counter[str] = Counter()
     if not directory.is_dir():
         return counts
     for path in sorted(directory.rglob("*")):
         if path.is_file() and not path.name.startswith("."):
             with path.open(encoding="utf-8") as fh:
-                counts.update(line.strip() for line in fh if line.strip())
+                for line in fh:
+                    name, tab, n = line.strip().partition("\t")
+                    if name:
+                        counts[name] += int(n) if tab else 1
     return counts
 
 
@@ -92,7 +145,8 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     summary: dict[str, object] = {name: totals.get(name, 0) for name in SUMMARY_COUNTS}
     summary["lines"] = lines
     summary["positions_kept"] = count_lines(output_dir / "positions")
-    summary["static_kept"] = count_lines(output_dir / "static")
+    # The static records of the static reports read; those made beside archive rows are apart.
+    summary["static_kept"] = count_lines(output_dir / "static") - int(summary["static_from_rows"])  # type: ignore[call-overload]
     dead = read_jsonl(output_dir / "dead_letter")
     summary["dead_letter"] = dict(sorted(Counter(str(d["reason"]) for d in dead).items()))
     summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead)

@@ -22,7 +22,7 @@ from ais_pipeline.functions.rows import parsed_entry, to_columns, wire_reports
 from ais_pipeline.functions.state import LaneGroups, ShardVessels
 from ais_pipeline.jvm import metrics
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.dedup import LATE, VesselLogic
+from ais_pipeline.rules.dedup import LATE, STATIC_FROM_ROWS, VesselLogic
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import VesselPane
@@ -147,6 +147,8 @@ class ParseLines(KeyedProcessFunction):
             if entry is not None:
                 report = entry.report
                 entries.append(parsed_entry(entry.assigned, entry.source, report))
+        if self.emit_tallies:  # the lines the summary accounts for, as the source read them
+            yield TALLY, outputs.counted_tally("lines", len(lines))
         yield from self._drain()
         if entries:
             yield Row(*[list(column) for column in zip(*entries, strict=True)])
@@ -247,6 +249,10 @@ class DedupVessel(KeyedProcessFunction):
             outcome, pane = logic.process(store.vessel(report.mmsi), report, report.watermark)
             for name, text in outputs.outcome_records(outcome):
                 out.add(_OUTCOME_TAGS[name], text)
+            if outcome.row_static is not None:
+                out.count(STATIC_FROM_ROWS)
+                if emit_tallies:
+                    out.add(TALLY, STATIC_FROM_ROWS)
             dead = outcome.dead_letter()
             if dead is not None:
                 out.count("dead_letter_" + dead.reason)

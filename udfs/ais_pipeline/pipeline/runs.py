@@ -110,8 +110,10 @@ class FileRun:
         except Stopped as exc:
             stopped = exc
         elapsed = time.monotonic() - started
-        lines = total if total is not None else files.count_input_lines(config.input_path)
-        summary = files.summarize(files.read_tallies(self.tally_dir), lines, self.output_dir)
+        # The lines the job's source read (decompressed, and only as far as a corrupt archive or a
+        # stop let it), as the parse operator counted them.
+        tallies = files.read_tallies(self.tally_dir)
+        summary = files.summarize(tallies, tallies.get("lines", 0), self.output_dir)
         summary["seconds"] = round(elapsed, 3)
         if stopped is not None:
             summary["stopped"] = "drained" if stopped.drained else "cancelled"

@@ -23,6 +23,7 @@ in event time.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -41,6 +42,8 @@ DUPLICATE_STATIC = "static_duplicates"
 NO_POSITION = "no_position"
 LATE = "late"
 DEAD_LETTER = "dead_letter"
+STATIC_FROM_ROWS = "static_from_rows"
+ROW_STATIC = "row"  # the supersede kind of an archive row's static fields
 
 
 @dataclass(slots=True)
@@ -54,6 +57,9 @@ class Outcome:
     cell: str = ""
     late_windows: tuple[str, ...] = ()
     detail: str = ""
+    # A decoded archive row's static fields, when they differ from the vessel's last kept ones:
+    # a static record beside the row's own outcome (tallied as ``static_from_rows``, not a line).
+    row_static: Static | None = None
 
     @property
     def tally(self) -> str | None:
@@ -152,12 +158,24 @@ class VesselLogic:
             self._prune(store, meta.max_ts)
             meta.pruned_at = meta.max_ts
         outcome, pane = self._decide(store, report, watermark, meta)
+        if report.static and outcome.kind not in (DUPLICATE_EXACT, DEAD_LETTER):
+            outcome.row_static = self._row_static(store, report)
         if outcome.kind == KEPT_POSITION and outcome.position is not None:
             pos = outcome.position
             assert pos.lat is not None and pos.lon is not None
             meta.last_lat5, meta.last_lon5, meta.last_ts = round(pos.lat * 1e5), round(pos.lon * 1e5), ts
         store.set_meta(meta)
         return outcome, pane
+
+    def _row_static(self, store: VesselStore, report: Report) -> Static | None:
+        """The supersede rule for an archive row's static fields: a static report when they differ
+        from the last ones kept for the vessel (or those are older than the static TTL)."""
+        previous = store.static(ROW_STATIC)
+        ts = report.ts
+        if previous is not None and previous[0] == report.static and abs(ts - previous[1]) <= self.static_ttl_ms:
+            return None
+        store.set_static(ROW_STATIC, report.static, ts)
+        return Static(report.mmsi, 5, ts, ROW_STATIC, json.loads(report.static), report.receiver)
 
     def _prune(self, store: VesselStore, max_ts: int) -> None:
         horizon = max_ts - self.identity_horizon_ms

@@ -19,9 +19,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from ais_pipeline.rules.csv_rows import CSV_FORMATS, Layout, layout_of_header, parse_row
 from ais_pipeline.rules.multipart import DictGroupStore, GroupStore, MultipartAssembler
-from ais_pipeline.rules.parse import DeadLetter, Skipped, event_time, parse_line, route_line
+from ais_pipeline.rules.parse import (
+    SKIPPED,
+    DeadLetter,
+    Parsed,
+    Skipped,
+    event_time,
+    parse_json,
+    parse_line,
+    parse_nmea,
+    route_line,
+    text_problem,
+)
 from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report
+
+AUTO = "auto"
+INPUT_FORMATS = (AUTO, "nmea", "json", *CSV_FORMATS)
 
 
 @dataclass(slots=True)
@@ -78,6 +93,10 @@ class LaneParser:
 
     def __init__(self, input_format: str, max_clock_skew_ms: int, multipart_timeout_ms: int) -> None:
         self.input_format = input_format
+        # The CSV layout of the rows being read (from the last header line) and the row's line
+        # number in its file (the header is line 1).
+        self.layout: Layout | None = None
+        self.line_number = 0
         self.max_clock_skew_ms = max_clock_skew_ms
         self.assembler = MultipartAssembler(multipart_timeout_ms)
         self.tallies: list[str] = []
@@ -86,7 +105,7 @@ class LaneParser:
     def line(self, line: str, now_ms: int, groups: GroupStores) -> Entry | None:
         """One line, read at wall-clock ``now_ms``: its entry for the watermark stage, or None
         when it gives none (counted or dead-lettered, and no time to move a clock with)."""
-        parsed = parse_line(line, self.input_format)
+        parsed = self.parse(line)
         assigned = event_time(parsed, now_ms, self.max_clock_skew_ms)
         routed = route_line(parsed, assigned)
         if routed.tallies:
@@ -103,6 +122,32 @@ class LaneParser:
                 return None
             return Entry(assigned, record.receiver, report)
         return None
+
+    def parse(self, line: str) -> Parsed:
+        """Classify one line in the lane's format. ``auto`` tells each line's format by its look:
+        NMEA (``!``, ``\\``, ``$``), JSON (``{``), a CSV archive's header (NOAA, DMA), then that
+        archive's rows until another header."""
+        fmt = self.input_format
+        if fmt in ("nmea", "json"):
+            return parse_line(line, fmt)
+        problem = text_problem(line)
+        if problem is not None:
+            return problem
+        layout = layout_of_header(line)
+        if layout is not None and fmt in (AUTO, layout.format):
+            self.layout, self.line_number = layout, 1
+            return SKIPPED  # a header, counted with the comments
+        text = line.strip()
+        if fmt == AUTO and (not text or text[0] in "!\\$#" or self.layout is None):
+            return parse_json(line) if text.startswith("{") else parse_nmea(line)
+        if fmt == AUTO and text.startswith("{"):
+            return parse_json(line)
+        if not text:
+            return SKIPPED
+        if self.layout is None:
+            return DeadLetter(line.rstrip("\r\n"), "malformed", detail=f"a row before any {fmt} header line")
+        self.line_number += 1
+        return parse_row(line, self.layout, self.line_number)
 
     def _fragment(self, frag: Fragment, now_ms: int, groups: GroupStores) -> Report | None:
         step = self.assembler.on_fragment(groups.store(frag.group), frag, now_ms)

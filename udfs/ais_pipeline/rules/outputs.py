@@ -34,6 +34,7 @@ SUMMARY_COUNTS = (
     "fragments_joined",
     "no_time",
     "late",
+    "static_from_rows",
 )
 
 
@@ -149,6 +150,8 @@ def outcome_records(outcome: Outcome) -> list[tuple[str, str]]:
         records.append(("positions", position_json(outcome.position, outcome.cell, report_id("positions", report))))
     elif outcome.kind == KEPT_STATIC and outcome.static is not None:
         records.append(("static", static_json(outcome.static, report_id("static", report))))
+    if outcome.row_static is not None:
+        records.append(("static", static_json(outcome.row_static, report_id("static", report))))
     if outcome.late_windows and outcome.position is not None:
         pos, cell = outcome.position, outcome.cell
         records.extend(("late", late_json(pos, cell, w, report_id("late", report, w))) for w in outcome.late_windows)
@@ -168,6 +171,12 @@ def final_aggregates(aggregates: Iterable[dict[str, object]]) -> dict[tuple[str,
 
 
 RECEIVER_TALLY = "by_receiver#"
+
+
+def counted_tally(figure: str, n: int) -> str:
+    """One tally record that counts ``n`` for ``figure`` (the lines of a batch), where the others
+    count one each."""
+    return f"{figure}\t{n}"
 
 
 def receiver_tally(figure: str, receiver: str) -> str:
@@ -220,7 +229,9 @@ def duplicate_ratio(positions_kept: int, duplicates_exact: int, duplicates_near:
 
 # Every figure but the total and ``no_time`` (those lines are counted again where they end up),
 # plus the lines of the dead letters.
-LINE_BUCKETS = (*(k for k in SUMMARY_COUNTS if k not in ("lines", "no_time")), "dead_letter_lines")
+# ``static_from_rows`` counts the static records made beside an archive row's position: not a line.
+NOT_LINES = ("lines", "no_time", "static_from_rows")
+LINE_BUCKETS = (*(k for k in SUMMARY_COUNTS if k not in NOT_LINES), "dead_letter_lines")
 
 
 def accounted_lines(summary: dict[str, object]) -> int:
@@ -234,6 +245,7 @@ def format_summary(summary: dict[str, object]) -> str:
         f"lines read          {summary['lines']}",
         f"positions kept      {summary['positions_kept']}",
         f"static kept         {summary['static_kept']}",
+        *([f"static from rows    {summary['static_from_rows']}"] if summary.get("static_from_rows") else []),
         f"exact duplicates    {summary['duplicates_exact']}",
         f"near duplicates     {summary['duplicates_near']}",
         f"static duplicates   {summary['static_duplicates']}",

@@ -137,6 +137,11 @@ def parse_nmea(line: str) -> Parsed:
     body = text[1:star]
     if _nmea_checksum(body) != expected:
         return DeadLetter(line, "checksum", receiver)
+    if len(text) > star + 3:  # the US Coast Guard's (NAIS) fields after the checksum
+        station, received = nais_fields(text[star + 3 :])
+        receiver = receiver or station
+        if ts is None and received is not None:
+            ts = received
     parts = body.split(",")
     if len(parts) != 7:
         return DeadLetter(line, "malformed", receiver, f"{len(parts)} fields, expected 7")
@@ -156,7 +161,9 @@ def parse_nmea(line: str) -> Parsed:
             pieces = group.split("-")
             if len(pieces) != 3:
                 return DeadLetter(line, "malformed", receiver, f"tag-block group is not n-total-id: {group!r}")
-            key = "g:" + pieces[2]
+            # The tag block's group id, with the sentence's own sequence id and channel: feeds
+            # that reuse one id for every group (g:1-2-9999) still keep interleaved groups apart.
+            key = f"g:{pieces[2]}|{seq_id}|{channel}"
         else:
             key = f"{receiver}|{seq_id}|{channel}|{frag_cnt}"
         return Fragment(
@@ -171,6 +178,23 @@ def parse_nmea(line: str) -> Parsed:
             raw=line.rstrip("\r\n"),
         )
     return report_from_payload(payload, fill, receiver, TIME_UNKNOWN if ts is None else ts, line.rstrip("\r\n"))
+
+
+def nais_fields(tail: str) -> tuple[str, int | None]:
+    """The receiver and receive time of the US Coast Guard's NAIS dialect, from the fields after a
+    sentence's checksum (``,d-109,S2105,t050056.00,T56.13718694,r003669946,1325394060,...``): the
+    station is the ``r`` field, the time the first whole epoch second after it (or anywhere, when
+    there is no station). Fields it does not know are left alone."""
+    station = ""
+    received: int | None = None
+    for item in tail.split(","):
+        if not item:
+            continue
+        if item[0] == "r" and len(item) > 1 and not station:
+            station = item[1:]
+        elif item.isdigit() and received is None and (station or len(item) >= 9):
+            received = int(item) * 1000 if int(item) < _MS_THRESHOLD else int(item)
+    return station, received
 
 
 def report_from_payload(payload: str, fill: int, receiver: str, ts: int, raw: str) -> Report | Skipped | DeadLetter:
@@ -289,12 +313,31 @@ def parse_json(line: str) -> Parsed:
     )
 
 
-def parse_line(line: str, input_format: str) -> Parsed:
-    # Bytes that were not UTF-8 arrive as replacement characters (Flink's text line format and the
-    # job's Kafka deserializer both decode that way); NUL never occurs in text, nor the unit
-    # separator (which separates packed fields on their way through the JVM: records.py).
+# The line the job's file source reads in place of a corrupt or truncated archive (a compressed
+# file that cannot be read to its end): this marker, the file's name and the cause, separated by
+# the unit separator, after the lines it could read.
+CORRUPT_ARCHIVE = "\x1fcorrupt_archive\x1f"
+
+
+def text_problem(line: str) -> DeadLetter | None:
+    """A line that is no text at all: a corrupt archive's marker, or bytes that are not UTF-8."""
+    if line.startswith(CORRUPT_ARCHIVE):
+        name, _, cause = line[len(CORRUPT_ARCHIVE) :].partition("\x1f")
+        return DeadLetter(name, "corrupt_archive", detail=f"the archive could not be read to its end: {cause}")
+    # Bytes that were not UTF-8 arrive as replacement characters (the job's file source and its
+    # Kafka deserializer both decode that way); NUL never occurs in text, nor the unit separator
+    # (which separates packed fields on their way through the JVM: records.py).
     if "\ufffd" in line or "\x00" in line or "\x1f" in line:
         return DeadLetter(line[:MAX_LINE_CHARS], "not_text", detail="bytes that are not UTF-8 text")
+    return None
+
+
+def parse_line(line: str, input_format: str) -> Parsed:
+    """One line of NMEA or JSON (the CSV archives need the header before their rows: see
+    :class:`ais_pipeline.rules.lane.LaneParser`)."""
+    problem = text_problem(line)
+    if problem is not None:
+        return problem
     return parse_json(line) if input_format == "json" else parse_nmea(line)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.dedup import LATE, DictVesselStore, VesselLogic
+from ais_pipeline.rules.dedup import LATE, STATIC_FROM_ROWS, DictVesselStore, VesselLogic
 from ais_pipeline.rules.lane import DictGroupStores, LaneParser
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import TIME_UNKNOWN, Report, VesselPane
@@ -99,6 +99,8 @@ class PlainPipeline:
         named = self.out.named()
         for name, text in outputs.outcome_records(outcome):
             named[name].append(text)
+        if outcome.row_static is not None:
+            self.out.tallies[STATIC_FROM_ROWS] += 1
         dead = outcome.dead_letter()
         if dead is not None:
             self._dead(dead)

@@ -45,6 +45,9 @@ class Report:
     # The watermark in force when the line was read (stamped by the watermark stage). Lateness is
     # decided against it, so the same input in the same order always gives the same late reports.
     watermark: int = -(2**63)
+    # A decoded archive row's static fields (name, IMO, call sign, ...) as canonical JSON, "" for
+    # none: they become a static report when they change (ais_pipeline.rules.csv_rows).
+    static: str = ""
 
 
 @dataclass(slots=True)
@@ -71,10 +74,13 @@ def pack_report(report: Report) -> str:
     out when it is the NMEA one (payload and fill bits), which :func:`unpack_report` rebuilds."""
     r = report
     identity = "" if r.payload and r.identity == f"{r.payload},{r.fill}" else r.identity
-    if r.lat is None and r.lon is None and r.sog is None and r.cog is None and r.heading is None:
-        return f"{r.ts}\x1f{r.msg_type}\x1f{identity}\x1f{r.payload}\x1f{r.fill}\x1f{r.receiver}\x1f{r.raw}"
+    head = f"{r.ts}\x1f{r.msg_type}\x1f{identity}\x1f{r.payload}\x1f{r.fill}\x1f{r.receiver}\x1f{r.raw}"
+    if r.lat is None and r.lon is None and r.sog is None and r.cog is None and r.heading is None and not r.static:
+        return head
     tail = "\x1f".join("" if v is None else repr(v) for v in (r.lat, r.lon, r.sog, r.cog, r.heading))
-    return f"{r.ts}\x1f{r.msg_type}\x1f{identity}\x1f{r.payload}\x1f{r.fill}\x1f{r.receiver}\x1f{r.raw}\x1f{tail}"
+    if r.static:
+        return f"{head}\x1f{tail}\x1f{r.static}"
+    return f"{head}\x1f{tail}"
 
 
 def _float(text: str) -> float | None:
@@ -91,7 +97,7 @@ def unpack_report(mmsi: int, watermark: int, packed: str) -> Report:
     heading = None if f[11] == "" else int(f[11])
     return Report(
         mmsi, int(f[0]), int(f[1]), identity, payload, fill, f[5], f[6],
-        _float(f[7]), _float(f[8]), _float(f[9]), _float(f[10]), heading, watermark,
+        _float(f[7]), _float(f[8]), _float(f[9]), _float(f[10]), heading, watermark, f[12] if len(f) > 12 else "",
     )  # fmt: skip
 
 

@@ -12,24 +12,23 @@ import javax.annotation.Nullable;
 import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.connector.file.src.FileSourceSplit;
 import org.apache.flink.connector.file.src.assigners.FileSplitAssigner;
-import org.apache.flink.connector.file.src.reader.TextLineInputFormat;
 import org.apache.flink.core.fs.Path;
 
 /**
  * The lines of a file, or of every file under a directory, read in name order: a directory run
  * is the concatenation of its files sorted by path (segment by segment, as Python sorts
- * {@code pathlib} paths; {@code ais_pipeline.config.input_files} lists them the same way). Read
+ * {@code pathlib} paths; {@code ais_pipeline.files.input_files} lists them the same way). Read
  * by one subtask, so the job sees one lane in one order, and a directory of daily files is a
  * replay of the days in order. With {@code monitorMillis > 0} the directory is watched for new
- * files, which are read in name order among themselves as they are found.
+ * files, which are read in name order among themselves as they are found. Compressed files are
+ * read decompressed ({@link ArchiveLines}).
  */
 public final class OrderedFiles {
     private OrderedFiles() {}
 
     public static FileSource<String> source(String path, long monitorMillis) {
         FileSource.FileSourceBuilder<String> builder =
-                FileSource.forRecordStreamFormat(new TextLineInputFormat(), new Path(path))
-                        .setSplitAssigner(InNameOrder::new);
+                FileSource.forBulkFileFormat(new ArchiveLines(), new Path(path)).setSplitAssigner(InNameOrder::new);
         if (monitorMillis > 0) {
             builder.monitorContinuously(Duration.ofMillis(monitorMillis));
         }

@@ -1,0 +1,349 @@
+package ais.flink;
+
+import java.io.BufferedInputStream;
+import java.io.File;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Locale;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+import java.util.zip.ZipInputStream;
+
+import org.apache.commons.compress.compressors.bzip2.BZip2CompressorInputStream;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.file.src.FileSourceSplit;
+import org.apache.flink.connector.file.src.reader.BulkFormat;
+import org.apache.flink.connector.file.src.util.ArrayResultIterator;
+import org.apache.flink.connector.file.src.util.CheckpointedPosition;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.shaded.io.airlift.compress.zstd.ZstdInputStream;
+import org.tukaani.xz.XZInputStream;
+
+/**
+ * The lines of one input file, decompressed by its name: {@code .gz}/{@code .gzip},
+ * {@code .bz2}, {@code .xz}, {@code .zst} and {@code .zip} (every member, in name order, as one
+ * stream of lines); any other name is read as it is. Lines are split as Flink's text line format
+ * splits them ({@code \n}, {@code \r} or {@code \r\n}), bytes that are not UTF-8 decode to
+ * replacement characters.
+ *
+ * <p>Flink's own file source decompresses by extension too, but not {@code .zip}, and its
+ * {@code .xz} and {@code .zst} readers need libraries the PyFlink package does not ship; a
+ * corrupt or truncated archive fails the job there. Here it ends the file with one
+ * {@link #CORRUPT} line (marker, file, cause), which the job dead-letters as
+ * {@code corrupt_archive}; the files after it are still read. Files are not split; a restored
+ * reader skips the lines it had emitted (the checkpointed record count).
+ */
+public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
+    private static final long serialVersionUID = 1L;
+
+    /** Starts the line that stands for a corrupt archive: unit separator, "corrupt_archive". */
+    public static final String CORRUPT = "\u001fcorrupt_archive\u001f";
+
+    static final int BATCH = 1024;
+
+    @Override
+    public Reader<String> createReader(Configuration config, FileSourceSplit split) throws IOException {
+        return new LineReader(split.path(), 0);
+    }
+
+    @Override
+    public Reader<String> restoreReader(Configuration config, FileSourceSplit split) throws IOException {
+        long skip = split.getReaderPosition().map(CheckpointedPosition::getRecordsAfterOffset).orElse(0L);
+        return new LineReader(split.path(), skip);
+    }
+
+    @Override
+    public boolean isSplittable() {
+        return false;
+    }
+
+    @Override
+    public TypeInformation<String> getProducedType() {
+        return Types.STRING;
+    }
+
+    /** The decompressed members of a file, by its name: one, or a zip archive's in name order. */
+    interface Members extends AutoCloseable {
+        /** The next member's bytes, or null when there is none. */
+        InputStream next() throws IOException;
+
+        @Override
+        void close() throws IOException;
+    }
+
+    static Members open(Path path) throws IOException {
+        String name = path.getName().toLowerCase(Locale.ROOT);
+        if (name.endsWith(".zip")) {
+            return zipMembers(path);
+        }
+        InputStream raw = new BufferedInputStream(path.getFileSystem().open(path), 1 << 16);
+        InputStream decompressed;
+        try {
+            if (name.endsWith(".gz") || name.endsWith(".gzip")) {
+                decompressed = new GZIPInputStream(raw, 1 << 16);
+            } else if (name.endsWith(".bz2")) {
+                decompressed = new BZip2CompressorInputStream(raw, true);
+            } else if (name.endsWith(".xz")) {
+                decompressed = new XZInputStream(raw);
+            } else if (name.endsWith(".zst")) {
+                decompressed = new ZstdInputStream(raw);
+            } else {
+                decompressed = raw;
+            }
+        } catch (IOException | RuntimeException e) {
+            raw.close();
+            throw e;
+        }
+        return new Members() {
+            private boolean given;
+
+            @Override
+            public InputStream next() {
+                if (given) {
+                    return null;
+                }
+                given = true;
+                return decompressed;
+            }
+
+            @Override
+            public void close() throws IOException {
+                decompressed.close();
+            }
+        };
+    }
+
+    private static Members zipMembers(Path path) throws IOException {
+        FileSystem fs = path.getFileSystem();
+        if (fs.isDistributedFS()) { // no random access: members in the order the archive holds them
+            ZipInputStream zip = new ZipInputStream(new BufferedInputStream(fs.open(path), 1 << 16));
+            return new Members() {
+                @Override
+                public InputStream next() throws IOException {
+                    for (ZipEntry entry = zip.getNextEntry(); entry != null; entry = zip.getNextEntry()) {
+                        if (!entry.isDirectory()) {
+                            return new FilterInputStream(zip) {
+                                @Override
+                                public void close() {
+                                    // the archive stays open for the next member
+                                }
+                            };
+                        }
+                    }
+                    return null;
+                }
+
+                @Override
+                public void close() throws IOException {
+                    zip.close();
+                }
+            };
+        }
+        ZipFile zip = new ZipFile(new File(path.toUri()));
+        List<ZipEntry> entries = new ArrayList<>();
+        for (Enumeration<? extends ZipEntry> e = zip.entries(); e.hasMoreElements(); ) {
+            ZipEntry entry = e.nextElement();
+            if (!entry.isDirectory()) {
+                entries.add(entry);
+            }
+        }
+        entries.sort(Comparator.comparing(ZipEntry::getName));
+        return new Members() {
+            private int next;
+
+            @Override
+            public InputStream next() throws IOException {
+                return next < entries.size() ? zip.getInputStream(entries.get(next++)) : null;
+            }
+
+            @Override
+            public void close() throws IOException {
+                zip.close();
+            }
+        };
+    }
+
+    /** A line's worth of the cause of a failed read. */
+    static String cause(Throwable e) {
+        String message = e.getMessage();
+        String text = e.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+        return text.replace('\n', ' ').replace('\r', ' ').replace('\u001f', ' ');
+    }
+
+    /** Reads the lines of one file, a batch at a time. */
+    static final class LineReader implements Reader<String> {
+        private final Path path;
+        private Members members;
+        private Lines lines;
+        private long emitted;
+        private boolean done;
+        private String failure;
+
+        LineReader(Path path, long skip) throws IOException {
+            this.path = path;
+            try {
+                members = open(path);
+                for (long i = 0; i < skip && nextLine() != null; i++) {
+                    emitted++;
+                }
+            } catch (IOException | RuntimeException e) {
+                failure = cause(e);
+                closeQuietly();
+            }
+            if (failure != null && skip > emitted) {
+                failure = null; // the marker was emitted before the checkpoint
+                done = true;
+            }
+        }
+
+        /** The next line of the file, across its members; null at its end. */
+        private String nextLine() throws IOException {
+            while (true) {
+                if (lines == null) {
+                    InputStream member = members.next();
+                    if (member == null) {
+                        return null;
+                    }
+                    lines = new Lines(member);
+                }
+                String line = lines.next();
+                if (line != null) {
+                    return line;
+                }
+                lines = null; // the member's stream closes with the archive
+            }
+        }
+
+        @Override
+        public RecordIterator<String> readBatch() {
+            if (done) {
+                return null;
+            }
+            long first = emitted;
+            String[] batch = new String[BATCH];
+            int n = 0;
+            if (failure == null) {
+                try {
+                    String line;
+                    while (n < BATCH && (line = nextLine()) != null) {
+                        batch[n++] = line;
+                    }
+                    if (n < BATCH) {
+                        done = true;
+                    }
+                } catch (IOException | RuntimeException e) {
+                    failure = cause(e);
+                }
+            }
+            if (failure != null && n < BATCH) {
+                batch[n++] = CORRUPT + path.getName() + "\u001f" + failure;
+                failure = null;
+                done = true;
+            }
+            if (done) {
+                closeQuietly();
+            }
+            if (n == 0) {
+                return null;
+            }
+            emitted += n;
+            ArrayResultIterator<String> iterator = new ArrayResultIterator<>();
+            iterator.set(batch, n, CheckpointedPosition.NO_OFFSET, first);
+            return iterator;
+        }
+
+        private void closeQuietly() {
+            lines = null;
+            if (members != null) {
+                try {
+                    members.close();
+                } catch (IOException ignored) {
+                    // nothing more is read from it
+                }
+                members = null;
+            }
+        }
+
+        @Override
+        public void close() {
+            closeQuietly();
+        }
+    }
+
+    /**
+     * Lines of a byte stream, split as Flink's text line format splits them ({@code \n},
+     * {@code \r} or {@code \r\n}) and decoded as UTF-8 with replacement characters. Split on
+     * the bytes as they come, so that every whole line before a read that fails (a truncated
+     * archive) has been returned.
+     */
+    static final class Lines {
+        private final InputStream in;
+        private final byte[] chunk = new byte[1 << 16];
+        private int at;
+        private int end;
+        private boolean afterCr;
+        private byte[] line = new byte[256];
+        private int length;
+        private boolean ended;
+
+        Lines(InputStream in) {
+            this.in = in;
+        }
+
+        /** The next line, or null at the end of the stream. */
+        String next() throws IOException {
+            while (true) {
+                if (at == end) {
+                    if (ended) {
+                        return null;
+                    }
+                    end = in.read(chunk, 0, chunk.length);
+                    at = 0;
+                    if (end <= 0) {
+                        end = 0;
+                        ended = true;
+                        if (length > 0) { // a last line without a line break
+                            return take();
+                        }
+                        return null;
+                    }
+                }
+                byte b = chunk[at++];
+                if (afterCr) {
+                    afterCr = false;
+                    if (b == '\n') {
+                        continue;
+                    }
+                }
+                if (b == '\n') {
+                    return take();
+                }
+                if (b == '\r') {
+                    afterCr = true;
+                    return take();
+                }
+                if (length == line.length) {
+                    line = Arrays.copyOf(line, line.length * 2);
+                }
+                line[length++] = b;
+            }
+        }
+
+        private String take() {
+            String text = new String(line, 0, length, StandardCharsets.UTF_8);
+            length = 0;
+            return text;
+        }
+    }
+}

@@ -26,6 +26,7 @@ import csv
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property, lru_cache
 
 from ais_pipeline.rules.parse import OTHER_TYPE, DeadLetter, Skipped
 from ais_pipeline.rules.records import Report
@@ -48,10 +49,15 @@ class Layout:
     width: int  # columns a row must have
 
     def index(self, field: str) -> int | None:
-        for name, i in self.columns:
-            if name == field:
-                return i
-        return None
+        return dict(self.columns).get(field)
+
+    @cached_property
+    def at(self) -> dict[str, int]:
+        return dict(self.columns)
+
+    @cached_property
+    def static_at(self) -> tuple[tuple[str, int], ...]:
+        return tuple((field, self.at[field]) for field in STATIC_FIELDS if field in self.at)
 
 
 # The fields a row gives, by the header's names in each layout (matched without case).
@@ -104,12 +110,18 @@ def layout_of_header(line: str) -> Layout | None:
     return None
 
 
-def _value(cells: list[str], layout: Layout, field: str) -> str:
-    i = layout.index(field)
+def _cell(cells: list[str], i: int | None) -> str:
+    """A cell's text, "" for a placeholder."""
     if i is None:
         return ""
     text = cells[i].strip()
-    return "" if text.lower() in _PLACEHOLDERS else text
+    if not text or (text[0] in "UuNn" and text.lower() in _PLACEHOLDERS):
+        return ""
+    return text
+
+
+def _value(cells: list[str], layout: Layout, field: str) -> str:
+    return _cell(cells, layout.at.get(field))
 
 
 def _number(cells: list[str], layout: Layout, field: str) -> float | None:
@@ -133,9 +145,13 @@ def _message_type(cells: list[str], layout: Layout) -> int:
 
 def _static(cells: list[str], layout: Layout) -> str:
     """The row's static fields as canonical JSON ("" when it has none)."""
+    return _static_json(tuple((field, _cell(cells, i)) for field, i in layout.static_at))
+
+
+@lru_cache(maxsize=65536)  # a vessel's rows repeat its static fields
+def _static_json(cells: tuple[tuple[str, str], ...]) -> str:
     fields: dict[str, object] = {}
-    for field in STATIC_FIELDS:
-        text = _value(cells, layout, field)
+    for field, text in cells:
         if not text:
             continue
         if field in _NUMBERS:
@@ -148,6 +164,11 @@ def _static(cells: list[str], layout: Layout) -> str:
         else:
             fields[field] = text
     return json.dumps(fields, sort_keys=True, separators=(",", ":")) if fields else ""
+
+
+@lru_cache(maxsize=8192)  # many rows share a second
+def _epoch_ms(text: str, time_format: str) -> int:
+    return round(datetime.strptime(text, time_format).replace(tzinfo=UTC).timestamp() * 1000)
 
 
 def _rounded(value: float | None) -> str:
@@ -163,7 +184,7 @@ def parse_row(line: str, layout: Layout, line_number: int) -> Report | Skipped |
         return DeadLetter(raw, "malformed", detail=f"line {line_number}: {why}")
 
     try:
-        cells = _split(raw)
+        cells = raw.split(",") if '"' not in raw else _split(raw)
     except csv.Error as exc:
         return bad(f"not a CSV row ({exc})")
     if len(cells) < layout.width:
@@ -175,8 +196,7 @@ def parse_row(line: str, layout: Layout, line_number: int) -> Report | Skipped |
     when = _value(cells, layout, "time")
     try:
         # NOAA writes ISO 8601 with a T (its data dictionary with a space): either is read.
-        text = when.replace("T", " ", 1) if layout.format == NOAA else when
-        ts = round(datetime.strptime(text, layout.time_format).replace(tzinfo=UTC).timestamp() * 1000)
+        ts = _epoch_ms(when.replace("T", " ", 1) if layout.format == NOAA else when, layout.time_format)
     except ValueError:
         return bad(f"time {when!r} is not {layout.time_format} ({layout.name})")
     msg_type = _message_type(cells, layout)

@@ -47,7 +47,8 @@ lint: setup
 	$(VENV)/bin/mypy
 
 # The benchmark: decode-only ceiling, plain loop, job at parallelism 1 and 2, on seeded feeds of
-# 100,000 and 400,000 lines, twice each; writes the tables into docs/performance.md
+# 100,000 and 400,000 lines, and a NOAA day of 1,000,000 rows (.csv.zst) beside a pandas loop,
+# twice each; writes the tables into docs/performance.md
 # (udfs/ais_pipeline/tools/bench.py).
 bench: setup
 	$(PY) -m ais_pipeline.tools.bench --write-docs $(ARGS)

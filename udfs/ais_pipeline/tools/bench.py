@@ -44,6 +44,34 @@ def feed(size: int) -> Path:
     return path
 
 
+def noaa_feed(rows: int) -> Path:
+    """The vessel model as a NOAA day, zstd-compressed as the archive ships it."""
+    path = OUT / f"noaa-{rows}.csv.zst"
+    if not path.exists():
+        import zstandard
+
+        OUT.mkdir(parents=True, exist_ok=True)
+        made = subprocess.run(
+            [PY, "-m", "ais_pipeline.tools.gen_feed", "--format", "noaa", "--lines", str(rows), "--seed", "1"],
+            capture_output=True, check=True,
+        )  # fmt: skip
+        path.write_bytes(zstandard.ZstdCompressor(level=3).compress(made.stdout))
+    return path
+
+
+def parse_only(path: Path) -> int:
+    """What the job's first steps cost in Python: the file decompressed and every line parsed
+    into a report (the lane parser), nothing decided."""
+    from ais_pipeline.files import read_lines
+    from ais_pipeline.rules.lane import DictGroupStores, LaneParser
+
+    parser, groups, n = LaneParser("auto", 300_000, 60_000), DictGroupStores(), 0
+    for line in read_lines(path):
+        if parser.line(line, 1 << 62, groups) is not None:
+            n += 1
+    return n
+
+
 def decode_only(path: Path) -> int:
     """The decoder's ceiling: pyais decodes the payload of every single-sentence line."""
     from pyais import NMEAMessage
@@ -171,6 +199,51 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str
     return rows
 
 
+def run_csv(rows_wanted: int, repeat: int, parallelisms: list[int]) -> list[dict[str, Any]]:
+    path = noaa_feed(rows_wanted)
+    plain_out = Path(tempfile.mkdtemp(prefix="bench-plain-"))
+    alternatives: list[tuple[str, list[str], bool]] = [
+        ("zstd and CSV parse only (Python)", [PY, __file__, "--parse-only", str(path)], False),
+        ("pandas, vectorised", [PY, "-m", "ais_pipeline.tools.pandas_loop", str(path)], False),
+    ]
+    plain = [PY, "-m", "ais_pipeline.tools.plain", "--input", str(path), "--output", str(plain_out)]
+    alternatives.append(("plain Python loop", plain, False))
+    for p in parallelisms:
+        out = Path(tempfile.mkdtemp(prefix="bench-"))
+        job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
+        alternatives.append((f"Flink job, parallelism {p}", [*job, "--parallelism", str(p)], True))
+    results = []
+    for name, cmd, is_job in alternatives:
+        walls, rss = [], []
+        for _ in range(repeat):
+            port = unused_port() if is_job else None
+            wall, peak, _ = timed([*cmd, "--web-ui-port", str(port)] if port else cmd, port)
+            walls.append(wall)
+            rss.append(peak)
+            print(f"{rows_wanted:>8} rows   {name:<32} {wall:7.1f} s  {peak:6.0f} MB", file=sys.stderr)
+        results.append({"rows": rows_wanted, "name": name, "walls": walls, "rss": max(rss)})
+    return results
+
+
+def csv_table(rows: list[dict[str, Any]]) -> str:
+    medians = {str(r["name"]): statistics.median(r["walls"]) for r in rows}
+    pandas = medians["pandas, vectorised"]
+    parse = medians["zstd and CSV parse only (Python)"]
+    out = [
+        "| NOAA rows (.csv.zst) | run | seconds (each run) | rows/s (median) | peak RSS (process tree) "
+        "| speed vs pandas | decompress and parse, share of this run's time |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        median = medians[str(r["name"])]
+        share = f"{parse / median:.2f}" if "job" in str(r["name"]) or "plain" in str(r["name"]) else ""
+        out.append(
+            f"| {int(r['rows']):,} | {r['name']} | {', '.join(f'{w:.1f}' for w in r['walls'])} | "
+            f"{int(r['rows']) / median:,.0f} | {r['rss']:.0f} MB | {pandas / median:.2f} | {share} |"
+        )
+    return "\n".join(out)
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     out = [
         "| feed lines | run | seconds (each run) | lines/s (median) | peak RSS (process tree) "
@@ -239,14 +312,24 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--parallelism", default="1,2")
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--csv-rows", type=int, default=1_000_000, help="rows of the NOAA benchmark, 0 for none")
     parser.add_argument("--decode-only", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--parse-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.decode_only:
         print(decode_only(args.decode_only))
         return 0
-    sizes = [int(s) for s in args.sizes.split(",")]
-    rows = run(sizes, args.repeat, [int(p) for p in args.parallelism.split(",")])
-    text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`:\n\n{table(rows)}\n\n{growth(rows)}"
+    if args.parse_only:
+        print(parse_only(args.parse_only))
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else []
+    parallelisms = [int(p) for p in args.parallelism.split(",")]
+    rows = run(sizes, args.repeat, parallelisms)
+    text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`:"
+    if rows:
+        text += f"\n\n{table(rows)}\n\n{growth(rows)}"
+    if args.csv_rows:
+        text += f"\n\n{csv_table(run_csv(args.csv_rows, args.repeat, parallelisms))}"
     print(text)
     if args.write_docs:
         update_docs(text)

@@ -3,6 +3,7 @@ static reports, fan-in of shore receivers, late satellite copies, a redelivered 
 malformed lines, in arrival order.
 
     python -m ais_pipeline.tools.gen_feed --lines 100000 --seed 1 > out/bench-100k.nmea
+    python -m ais_pipeline.tools.gen_feed --format noaa --lines 1000000 --seed 1 > out/ais-2026-01-01.csv
 
 - Vessels: 70 % Class A (type 1/3 every 10 s under way, every 3 min at anchor; type 5 in two
   sentences with a tag-block group every 6 min), 30 % Class B (type 18 every 30 s; type 24 parts
@@ -13,14 +14,21 @@ malformed lines, in arrival order.
 - A block of 500 consecutive lines is delivered twice (a consumer's redelivery after a restart),
   and 0.1 % of lines are damaged (a wrong checksum, or cut short).
 The vessel count grows with the size, so that a larger feed is more traffic over the same hour.
+
+``--format noaa`` writes the same vessel model as a NOAA MarineCadastre day does (the layout from
+2025): one row per position report, in time order, with the vessel's static fields on every row;
+a block of 500 rows delivered twice (exact duplicates) and 0.1 % of rows damaged (text in a number
+field). It is made without pyais, so a million rows take seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
 import math
 import random
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -151,12 +159,58 @@ def generate(lines: int, seed: int) -> list[str]:
     return [damage(line, rng) if rng.random() < 0.001 else line for line in out]
 
 
+NOAA_HEADER = (
+    "mmsi,base_date_time,longitude,latitude,sog,cog,heading,vessel_name,imo,call_sign,vessel_type,status,"
+    "length,width,draft,cargo,transceiver"
+)
+
+
+def generate_noaa(rows: int, seed: int) -> list[str]:
+    """The vessel model as NOAA CSV rows (header first), in time order."""
+    rng = random.Random(seed)
+    vessels = max(50, rows // 400)  # about 400 rows per vessel and hour
+    fleet = []
+    heap: list[tuple[float, int]] = []
+    for i in range(vessels):
+        class_a = rng.random() < 0.7
+        moving = rng.random() < 0.8
+        mmsi = 200_000_000 + rng.randrange(600_000_000)
+        v = Vessel(mmsi, class_a, rng.uniform(51.0, 58.0), rng.uniform(-1.0, 8.0), rng.uniform(0, 360),
+                   rng.uniform(5, 20) if moving else 0.0, f"VESSEL {i}", rng.uniform(0, 10), 0.0)  # fmt: skip
+        static = f"{v.name},IMO{9000000 + i},C{mmsi % 10000},{70 if class_a else 37},0,{rng.randrange(20, 300)},"
+        static += (
+            f"{rng.randrange(5, 45)},{rng.randrange(20, 120) / 10},{70 if class_a else 37},{'A' if class_a else 'B'}"
+        )
+        fleet.append((v, static))
+        heapq.heappush(heap, (v.next_position, i))
+    out = [NOAA_HEADER]
+    while heap and len(out) <= rows:
+        t, i = heapq.heappop(heap)
+        v, static = fleet[i]
+        step = (10.0 if v.speed > 0 else 180.0) if v.class_a else 30.0
+        hours = step / 3600
+        v.lat += v.speed * hours / 60 * math.cos(math.radians(v.course))
+        v.lon += v.speed * hours / 60 * math.sin(math.radians(v.course)) / math.cos(math.radians(v.lat))
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(START + int(t)))
+        course = round(v.course, 1)
+        out.append(f"{v.mmsi},{when},{v.lon:.5f},{v.lat:.5f},{v.speed:.1f},{course},{int(v.course) % 360},{static}")
+        heapq.heappush(heap, (t + step, i))
+    out = out[: rows + 1]
+    if len(out) > 2000:
+        start = rng.randrange(len(out) // 4, len(out) // 2)
+        out[start + 600 : start + 600] = out[start : start + 500]
+        out = out[: rows + 1]
+    return [out[0]] + [line.replace(",", ",x", 3) if rng.random() < 0.001 else line for line in out[1:]]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--lines", type=int, default=100_000, help="lines (NMEA) or rows (NOAA CSV)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--format", choices=("nmea", "noaa"), default="nmea")
     args = parser.parse_args()
-    sys.stdout.writelines(line + "\n" for line in generate(args.lines, args.seed))
+    made = generate_noaa(args.lines, args.seed) if args.format == "noaa" else generate(args.lines, args.seed)
+    sys.stdout.writelines(line + "\n" for line in made)
     return 0
 
 

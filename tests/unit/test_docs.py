@@ -36,6 +36,7 @@ COMMANDS = [
     ["ais_pipeline.cli", "load"],
     ["ais_pipeline.cli", "report"],
     ["ais_pipeline.cli", "replay"],
+    ["ais_pipeline.cli", "relay"],
     ["ais_pipeline.tools.plain"],
     ["ais_pipeline.tools.bench"],
     ["ais_pipeline.tools.make_feed"],

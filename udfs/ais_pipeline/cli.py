@@ -12,6 +12,7 @@ USAGE = """usage: ais-pipeline run [--input PATH] [--output DIR] [flags]
        ais-pipeline load DIR --postgres URL
        ais-pipeline report DIR [--window tumbling|sliding] [--start ISO] [--color vessels|reports]
        ais-pipeline replay FILE --topic TOPIC [--rate N]
+       ais-pipeline relay --from udp://|tcp://|tcp-listen://HOST:PORT --topic TOPIC
 
 commands:
   run     run the job in a local Flink mini-cluster, on a file or a Kafka topic
@@ -19,6 +20,7 @@ commands:
   load    a file run's output directory into the PostgreSQL tables (as --postgres writes them)
   report  a density map, a duplicates chart and an HTML page of a run's outputs
   replay  feed a Kafka topic from a capture, at a rate or as fast as possible
+  relay   feed a Kafka topic from a live feed (UDP, TCP), tagging lines with station and time
 """
 
 
@@ -40,6 +42,10 @@ def _command(name: str) -> Callable[[Sequence[str]], int] | None:
         from ais_pipeline.tools.replay import main as replay
 
         return replay
+    if name == "relay":
+        from ais_pipeline.tools.relay import main as relay
+
+        return relay
     return None
 
 

@@ -1,0 +1,57 @@
+"""The rules of the live feeds: URLs, the tag block a line gets on its way into Kafka, and lines
+split out of a TCP stream whatever its chunks."""
+
+from __future__ import annotations
+
+import pytest
+
+from ais_pipeline.errors import ConfigError
+from ais_pipeline.rules.feeds import MAX_LINE_BYTES, FeedUrl, LineSplitter, parse_feed_url, tag_line
+from ais_pipeline.rules.parse import parse_nmea
+from ais_pipeline.rules.records import Report
+
+pytestmark = pytest.mark.unit
+
+SENTENCE = "!AIVDM,1,1,,A,14`qQb0000o?u?DK>Smo2E`v0404,0*1A"
+
+
+def test_feed_urls_and_listeners_on_loopback_unless_named():
+    assert parse_feed_url("udp://:10110") == FeedUrl("udp", "127.0.0.1", 10110)
+    assert parse_feed_url("tcp://153.44.253.27:5631") == FeedUrl("tcp", "153.44.253.27", 5631)
+    assert not parse_feed_url("tcp-listen://127.0.0.1:5010").open_to_network
+    assert parse_feed_url("udp://0.0.0.0:10110").open_to_network
+    for bad, said in [
+        ("mqtt://h:1883/t", "expected udp://, tcp:// or tcp-listen://HOST:PORT"),
+        ("udp://127.0.0.1", "has no port"),
+        ("tcp://:5631", "names no server"),
+    ]:
+        with pytest.raises(ConfigError, match=said):
+            parse_feed_url(bad)
+
+
+def test_a_line_without_a_tag_block_gets_its_station_and_receive_time_and_a_tagged_one_passes():
+    tagged = tag_line(SENTENCE, "AIS-catcher 1", 1_700_000_000_123)
+    assert tagged == "\\s:AIS-catcher 1,c:1700000000123*07\\" + SENTENCE
+    report = parse_nmea(tagged)
+    assert isinstance(report, Report) and (report.receiver, report.ts) == ("AIS-catcher 1", 1_700_000_000_123)
+    norwegian = "\\s:2573555,c:1707873398*05\\!BSVDM,1,1,,A,13m<EQ0P00PAd9JP;GI`0?wb0<0s,0*4C"
+    assert tag_line(norwegian, "x", 1) == norwegian  # byte for byte
+    assert tag_line("", "x", 1) == ""
+    assert tag_line(SENTENCE, "a,b\\c*d", 5) == tag_line(SENTENCE, "a_b_c_d", 5)  # nothing breaks the tag block
+
+
+@pytest.mark.parametrize("cut", [1, 2, 7, 33, 64])
+def test_lines_are_the_same_whatever_the_chunks(cut: int):
+    stream = ("a\r\nb\nc\rd\r\n\ne" + "é").encode()
+    splitter = LineSplitter()
+    lines = []
+    for i in range(0, len(stream), cut):
+        lines += splitter.feed(stream[i : i + cut])
+    assert [*lines, splitter.end()] == ["a", "b", "c", "d", "", "eé"]
+
+
+def test_an_over_long_line_is_cut_and_counted_and_nothing_is_held_without_bound():
+    splitter = LineSplitter()
+    lines = splitter.feed(b"x" * (MAX_LINE_BYTES * 2 + 10))
+    assert [len(line) for line in lines] == [MAX_LINE_BYTES, MAX_LINE_BYTES] and splitter.too_long == 2
+    assert splitter.feed(b"\n") == ["x" * 10] and splitter.end() is None

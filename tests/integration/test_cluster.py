@@ -1,4 +1,4 @@
-"""`flink run -py jobs/ais_pipeline.py` on a real standalone cluster started from the PyFlink
+"""`flink run -py jobs/ais_traffic.py` on a real standalone cluster started from the PyFlink
 package's own bin/ scripts (scripts/cluster.sh): the same outputs as the plain pipeline, twice in a
 row on the same TaskManager (thread mode once failed a TaskManager's second job)."""
 

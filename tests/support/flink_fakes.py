@@ -1,6 +1,6 @@
 """Small fakes of the Flink services a Python operator's state uses, for unit tests without a JVM:
-keyed map state (scoped by the current key, as Flink's is), a runtime context that hands it out,
-and a timer service that records what was registered."""
+keyed map and value state (scoped by the current key, as Flink's is), a runtime context that
+hands them out, and a timer service that records what was registered."""
 
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ class FakeRuntimeContext:
 
     def get_map_state(self, descriptor: Any) -> FakeMapState:
         return FakeMapState(self, descriptor.name)
+
+    def get_state(self, descriptor: Any) -> FakeValueState:
+        return FakeValueState(self, descriptor.name)
 
     def held(self) -> dict[tuple[str, Any], dict[Any, Any]]:
         """Every non-empty map: what a checkpoint would hold."""
@@ -45,6 +48,22 @@ class FakeMapState:
 
     def items(self) -> Iterator[tuple[Any, Any]]:
         return iter(list(self._map().items()))
+
+
+class FakeValueState:
+    """Keyed value state, kept as a one-entry map so that ``held`` shows it too."""
+
+    def __init__(self, ctx: FakeRuntimeContext, name: str) -> None:
+        self._map = FakeMapState(ctx, name)
+
+    def value(self) -> Any:
+        return self._map.get("value")
+
+    def update(self, value: Any) -> None:
+        self._map.put("value", value)
+
+    def clear(self) -> None:
+        self._map.remove("value")
 
 
 class FakeTimerService:

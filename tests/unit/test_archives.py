@@ -4,6 +4,7 @@ every kind the job reads, and the rows that cannot be read."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,10 @@ from ais_pipeline import files
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.files import read_jsonl, read_lines, write_outputs
 from ais_pipeline.rules.csv_rows import layout_of_header, parse_row
+from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.plain import run_plain
 from ais_pipeline.rules.records import Report
-from tests.support.archives import HEADER_2025, Row, compressed, noaa_csv
+from tests.support.archives import HEADER_2024, HEADER_2025, Row, compressed, noaa_csv
 
 pytestmark = pytest.mark.unit
 
@@ -210,3 +212,56 @@ def test_a_truncated_archive_is_a_dead_letter_naming_it_and_the_files_after_it_a
     assert dead["raw"] == "a.nm4.gz"
     assert dead["detail"].startswith("the archive could not be read to its end: EOFError")
     assert summary["accounted_lines"] == summary["lines"] == len(lines)
+
+
+def test_headers_are_found_behind_a_bom_quotes_or_an_index_column_and_odd_rows_are_refused():
+    assert layout_of_header("\ufeff" + HEADER_2024) is not None
+    assert layout_of_header(",".join(f'"{n}"' for n in HEADER_2025.split(","))) is not None
+    layout = layout_of_header("," + HEADER_2024)
+    assert layout is not None and layout.width == 18 and dict(layout.columns)["mmsi"] == 1
+    for line in ("!AIVDM,1,1,,A,mmsi,0*00", '{"mmsi": 1, "timestamp": 2}', "367000001,2024-03-01T00:00:00,40.5"):
+        assert layout_of_header(line) is None
+    noaa = layout_of_header(HEADER_2024)
+    assert noaa is not None
+    shifted = parse_row(
+        "367000001,2024-03-01T00:00:00,40.5,-73.9,10.0,90.0,88,SMITH, JOHN,IMO1,C,70,0,1,1,1,70,A", noaa, 7
+    )
+    assert isinstance(shifted, DeadLetter) and shifted.detail == "line 7: 18 columns, the noaa-2024 header has 17"
+    quoted = parse_row(
+        '367000001,2024-03-01T00:00:00,40.5,-73.9,10.0,90.0,88,"SMITH, JOHN",IMO1,C,70,0,1,1,1,70,A', noaa, 8
+    )
+    assert isinstance(quoted, Report) and json.loads(quoted.static)["shipname"] == "SMITH, JOHN"
+    odd = parse_row("³67000001,2024-03-01T00:00:00,40.5,-73.9,10.0,90.0,88,X,IMO1,C,70,0,1,1,1,70,A", noaa, 9)
+    assert isinstance(odd, DeadLetter) and "is not a 9-digit number" in odd.detail
+
+
+def test_a_dead_letters_line_number_counts_the_blank_lines_too(tmp_path: Path):
+    path = tmp_path / "AIS_2024_03_01.csv"
+    path.write_text(HEADER_2024 + "\n\n\n367000009,2024-03-01T00:00:00,40.5\n")
+    _, out = run(path, tmp_path)
+    assert [d["detail"] for d in read_jsonl(out / "dead_letter")] == ["line 4: 3 columns, the noaa-2024 header has 17"]
+
+
+def test_every_kind_of_broken_archive_is_one_dead_letter_and_an_empty_one_is_no_line(tmp_path: Path):
+    import gzip
+
+    import zstandard
+
+    data = b"".join(b"!AIVDM,%d\n" % i for i in range(50_000))
+    flipped = bytearray(gzip.compress(data))
+    flipped[len(flipped) // 2] ^= 0xFF
+    cases = {
+        "flip.gz": bytes(flipped),
+        "junk.zst": b"not zstd at all",
+        "cut.zst": zstandard.ZstdCompressor().compress(data)[:5000],
+        "junk.zip": b"PK not a zip",
+    }
+    for name, content in cases.items():
+        (tmp_path / name).write_bytes(content)
+        lines = list(read_lines(tmp_path / name))
+        assert lines[-1].startswith(f"\x1fcorrupt_archive\x1f{name}\x1f"), name
+        if name == "cut.zst":  # what was read before the cut is whole
+            assert all(line.startswith("!AIVDM,") for line in lines[:-1])
+    for name in ("empty.gz", "empty.zst", "empty.zip"):
+        (tmp_path / name).write_bytes(b"")
+        assert list(read_lines(tmp_path / name)) == []

@@ -1,4 +1,4 @@
-"""Where code lives says what it is. The top level is the design card's; the rules are plain
+"""Where code lives says what it is. The top level is the one the project fixes; the rules are plain
 Python that neither imports Flink nor touches a file; only ais_pipeline/jvm/gateway.py holds py4j
 handles; no module of the package imports one that imports it back; and no test module imports
 another (what tests share is in tests/support/)."""

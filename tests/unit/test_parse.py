@@ -245,3 +245,13 @@ def test_every_talker_is_accepted(talker: str):
     for ch in body:
         checksum ^= ord(ch)
     assert isinstance(parse_nmea(f"!{body}*{checksum:02X}"), Report)
+
+
+def test_nais_fields_take_only_an_epoch_after_the_station():
+    from ais_pipeline.rules.parse import nais_fields
+
+    assert nais_fields(",r003669987,1152921693") == ("003669987", 1152921693000)
+    assert nais_fields(",d-109,1152921693,r003669946,7,1325394060123") == ("003669946", 1325394060123)
+    assert nais_fields(",366999999") == ("", None)  # no station: nothing taken
+    assert nais_fields(",rABC,²²²²²²²²²²") == ("ABC", None)
+    assert nais_fields("") == ("", None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ais_pipeline.functions.state import LaneGroups, ShardVessels
+from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.rules.dedup import VesselMeta
 from ais_pipeline.rules.multipart import PendingGroup
 from tests.support.flink_fakes import FakeRuntimeContext, FakeTimerService
@@ -121,3 +121,24 @@ def test_a_new_multipart_group_arms_its_deadline_rounded_up_to_the_second_and_le
     for key in groups.pending():
         groups.store(key).clear()
     assert ctx.held() == {}
+
+
+def test_a_restored_parser_goes_on_in_the_csv_file_whose_header_it_will_not_read_again():
+    from ais_pipeline.rules.lane import DictGroupStores, LaneParser
+    from ais_pipeline.rules.records import Report
+    from tests.support.archives import Row, noaa_csv
+
+    lines = noaa_csv([Row(367000001, f"2025-01-01 00:00:0{i}", 40.5 + i / 100, -73.9) for i in range(4)], "2025")
+    header, *rows = lines.splitlines()
+    ctx = FakeRuntimeContext()
+    ctx.key = 0
+    csv, parser = LaneCsv(ctx), LaneParser("auto", 300_000, 60_000)  # type: ignore[arg-type]
+    csv.load(parser)
+    for line in [header, *rows[:2]]:
+        parser.parse(line)
+    csv.save(parser)
+    restored_csv, restored = LaneCsv(ctx), LaneParser("auto", 300_000, 60_000)  # type: ignore[arg-type]
+    restored_csv.load(restored)  # the source goes on after the lines it had emitted
+    assert restored.csv_state() == (header, 3)
+    assert all(isinstance(restored.parse(row), Report) for row in rows[2:])
+    assert restored.line(rows[3], 1_900_000_000_000, DictGroupStores()) is not None

@@ -19,7 +19,7 @@ from pyflink.datastream.functions import KeyedProcessFunction, RuntimeContext
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.functions.rows import parsed_entry, to_columns, wire_reports
-from ais_pipeline.functions.state import LaneGroups, ShardVessels
+from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.jvm import metrics
 from ais_pipeline.rules import outputs
 from ais_pipeline.rules.dedup import LATE, STATIC_FROM_ROWS, VesselLogic
@@ -122,6 +122,7 @@ class ParseLines(KeyedProcessFunction):
         config = self.config
         self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
         self.groups = LaneGroups(runtime_context)
+        self.csv = LaneCsv(runtime_context)
         self.end_timer_armed = False
         self.tallies = _Tallies(
             runtime_context,
@@ -138,6 +139,7 @@ class ParseLines(KeyedProcessFunction):
             timers.register_event_time_timer(END_OF_INPUT_TIMER)
             self.end_timer_armed = True
         parser, groups = self.parser, self.groups
+        self.csv.load(parser)
         now = int(time.time() * 1000)
         entries: list[tuple[Any, ...]] = []
         for line in lines:
@@ -147,6 +149,7 @@ class ParseLines(KeyedProcessFunction):
             if entry is not None:
                 report = entry.report
                 entries.append(parsed_entry(entry.assigned, entry.source, report))
+        self.csv.save(parser)
         if self.emit_tallies:  # the lines the summary accounts for, as the source read them
             yield TALLY, outputs.counted_tally("lines", len(lines))
         yield from self._drain()

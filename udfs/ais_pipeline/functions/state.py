@@ -1,7 +1,7 @@
 """The Python operators' keyed state: what they hold between calls and how it maps to Flink's.
 
 - :class:`LaneGroups`: a lane's pending multipart groups, in map state keyed by lane (the parse
-  operator), written through.
+  operator), written through; :class:`LaneCsv`: the CSV file it is in the middle of.
 - :class:`ShardVessels`: the dedup operator's vessels, kept as Python objects per vessel shard
   and written behind to map state when a marker arrives (see :class:`WriteBehind`).
 """
@@ -13,10 +13,11 @@ from typing import Any
 
 from pyflink.common import Row, Types
 from pyflink.datastream.functions import RuntimeContext
-from pyflink.datastream.state import MapStateDescriptor
+from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
 from ais_pipeline.functions.rows import to_row
 from ais_pipeline.rules.dedup import VesselMeta
+from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.multipart import PendingGroup
 from ais_pipeline.rules.records import TIME_UNKNOWN
 
@@ -44,6 +45,37 @@ class LaneGroups:
 
     def expired(self, now_ms: int) -> list[str]:
         return sorted(key for key, row in self.state.items() if row[6] <= now_ms)
+
+
+class LaneCsv:
+    """The CSV file a lane is in the middle of (its header line and the line number reached), in
+    keyed value state (keyed by lane): a restored source goes on after the header it does not read
+    again, so the parser must know it. Written when it changed, once per batch of lines."""
+
+    def __init__(self, ctx: RuntimeContext) -> None:
+        row = Types.ROW_NAMED(["header", "line_number"], [Types.STRING(), Types.LONG()])
+        self.state = ctx.get_state(ValueStateDescriptor("csv-file", row))
+        self.loaded = False
+        self.written: tuple[str, int] = ("", 0)
+
+    def load(self, parser: LaneParser) -> None:
+        """Once per operator instance, before its first batch: the parser as the state says."""
+        if self.loaded:
+            return
+        self.loaded = True
+        row = self.state.value()
+        if row is not None:
+            parser.restore_csv(row[0], row[1])
+            self.written = (row[0], row[1])
+
+    def save(self, parser: LaneParser) -> None:
+        current = parser.csv_state()
+        if current != self.written:
+            if current[0]:
+                self.state.update(Row(*current))
+            else:
+                self.state.clear()
+            self.written = current
 
 
 class LaneGroup:

@@ -48,9 +48,6 @@ class Layout:
     columns: tuple[tuple[str, int], ...]  # field -> column index
     width: int  # columns a row must have
 
-    def index(self, field: str) -> int | None:
-        return dict(self.columns).get(field)
-
     @cached_property
     def at(self) -> dict[str, int]:
         return dict(self.columns)
@@ -97,11 +94,12 @@ def _split(line: str) -> list[str]:
 
 
 def layout_of_header(line: str) -> Layout | None:
-    """The layout whose header this line is, or None."""
-    text = line.strip().lower()
-    if not (text.startswith(("mmsi,", "# timestamp,")) or ",# timestamp," in text):
+    """The layout whose header this line is, or None: its marker column (the time's) anywhere in
+    the line, quoted or not, after a byte-order mark or not."""
+    text = line.strip().lstrip("\ufeff").lower()
+    if "mmsi" not in text or not ("basedatetime" in text or "base_date_time" in text or "# timestamp" in text):
         return None
-    names = [name.strip() for name in _split(text)]
+    names = [name.strip().strip('"') for name in _split(text)]
     for name, fmt, time_format, fields, marker in _LAYOUTS:
         if marker in names:
             columns = tuple((fields[n], i) for i, n in enumerate(names) if n in fields)
@@ -187,10 +185,10 @@ def parse_row(line: str, layout: Layout, line_number: int) -> Report | Skipped |
         cells = raw.split(",") if '"' not in raw else _split(raw)
     except csv.Error as exc:
         return bad(f"not a CSV row ({exc})")
-    if len(cells) < layout.width:
+    if len(cells) != layout.width:  # a comma in an unquoted name would shift every field after it
         return bad(f"{len(cells)} columns, the {layout.name} header has {layout.width}")
     mmsi_text = _value(cells, layout, "mmsi")
-    if not mmsi_text.isdigit() or not 0 <= int(mmsi_text) <= 999_999_999:
+    if not (mmsi_text.isascii() and mmsi_text.isdigit()) or not 0 <= int(mmsi_text) <= 999_999_999:
         return bad(f"MMSI {mmsi_text!r} is not a 9-digit number")
     mmsi = int(mmsi_text)
     when = _value(cells, layout, "time")

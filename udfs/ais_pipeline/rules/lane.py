@@ -93,9 +93,11 @@ class LaneParser:
 
     def __init__(self, input_format: str, max_clock_skew_ms: int, multipart_timeout_ms: int) -> None:
         self.input_format = input_format
-        # The CSV layout of the rows being read (from the last header line) and the row's line
-        # number in its file (the header is line 1).
+        # The CSV layout of the rows being read (from the last header line, kept as its text so
+        # that a restored operator can rebuild it: csv_state) and the line number in its file of
+        # the line being read (the header is line 1).
         self.layout: Layout | None = None
+        self.header = ""
         self.line_number = 0
         self.max_clock_skew_ms = max_clock_skew_ms
         self.assembler = MultipartAssembler(multipart_timeout_ms)
@@ -135,8 +137,10 @@ class LaneParser:
             return problem
         layout = layout_of_header(line)
         if layout is not None and fmt in (AUTO, layout.format):
-            self.layout, self.line_number = layout, 1
+            self.layout, self.header, self.line_number = layout, line, 1
             return SKIPPED  # a header, counted with the comments
+        if self.layout is not None:
+            self.line_number += 1
         text = line.strip()
         if fmt == AUTO and (not text or text[0] in "!\\$#" or self.layout is None):
             return parse_json(line) if text.startswith("{") else parse_nmea(line)
@@ -146,8 +150,17 @@ class LaneParser:
             return SKIPPED
         if self.layout is None:
             return DeadLetter(line.rstrip("\r\n"), "malformed", detail=f"a row before any {fmt} header line")
-        self.line_number += 1
         return parse_row(line, self.layout, self.line_number)
+
+    def csv_state(self) -> tuple[str, int]:
+        """What a restored parser needs of the CSV file being read: its header line and the line
+        number reached ("" and 0 outside a CSV file)."""
+        return self.header, self.line_number
+
+    def restore_csv(self, header: str, line_number: int) -> None:
+        self.layout = layout_of_header(header) if header else None
+        self.header = header if self.layout is not None else ""
+        self.line_number = line_number if self.layout is not None else 0
 
     def _fragment(self, frag: Fragment, now_ms: int, groups: GroupStores) -> Report | None:
         step = self.assembler.on_fragment(groups.store(frag.group), frag, now_ms)

@@ -183,17 +183,18 @@ def parse_nmea(line: str) -> Parsed:
 def nais_fields(tail: str) -> tuple[str, int | None]:
     """The receiver and receive time of the US Coast Guard's NAIS dialect, from the fields after a
     sentence's checksum (``,d-109,S2105,t050056.00,T56.13718694,r003669946,1325394060,...``): the
-    station is the ``r`` field, the time the first whole epoch second after it (or anywhere, when
-    there is no station). Fields it does not know are left alone."""
+    station is the ``r`` field, the time the first field after it that is an epoch (10 digits of
+    seconds, or 13 of milliseconds). Without an ``r`` field there is neither; fields it does not
+    know are left alone."""
     station = ""
     received: int | None = None
     for item in tail.split(","):
-        if not item:
-            continue
-        if item[0] == "r" and len(item) > 1 and not station:
-            station = item[1:]
-        elif item.isdigit() and received is None and (station or len(item) >= 9):
-            received = int(item) * 1000 if int(item) < _MS_THRESHOLD else int(item)
+        if not station:
+            if len(item) > 1 and item[0] == "r":
+                station = item[1:]
+        elif item.isascii() and item.isdigit() and len(item) in (10, 13):
+            received = int(item) * 1000 if len(item) == 10 else int(item)
+            break
     return station, received
 
 

@@ -84,6 +84,17 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
 
     static Members open(Path path) throws IOException {
         String name = path.getName().toLowerCase(Locale.ROOT);
+        if (path.getFileSystem().getFileStatus(path).getLen() == 0) {
+            return new Members() { // an empty file has no lines, whatever its name says
+                @Override
+                public InputStream next() {
+                    return null;
+                }
+
+                @Override
+                public void close() {}
+            };
+        }
         if (name.endsWith(".zip")) {
             return zipMembers(path);
         }

@@ -13,7 +13,7 @@ import org.apache.flink.api.java.typeutils.RowTypeInfo;
  * The records that cross between the Python operators and the Java ones, read by field name.
  *
  * <p>Python declares each record once (a dataclass in {@code ais_pipeline/rules/records.py}, its
- * Flink row type built from the dataclass's fields in {@code ais_pipeline/flink/rows.py}) and
+ * Flink row type built from the dataclass's fields in {@code udfs/ais_pipeline/functions/rows.py}) and
  * hands the row type to the Java operator that reads or writes it. The Java side resolves the
  * fields it uses by name and checks their types here, in the operator's constructor: a field
  * renamed, dropped or retyped on either side fails when the job is built, with the field named,

@@ -76,6 +76,15 @@ class ArchiveLinesTest {
     }
 
     @Test
+    void anEmptyFileHasNoLinesWhateverItsName() throws IOException {
+        for (String name : new String[] {"e.gz", "e.zst", "e.zip", "e.nmea"}) {
+            java.nio.file.Path file = dir.resolve(name);
+            Files.write(file, new byte[0]);
+            assertEquals(List.of(), read(file, 0), name);
+        }
+    }
+
+    @Test
     void aZipArchiveIsItsMembersInNameOrder() throws IOException {
         java.nio.file.Path file = dir.resolve("days.zip");
         try (ZipOutputStream zip = new ZipOutputStream(Files.newOutputStream(file))) {

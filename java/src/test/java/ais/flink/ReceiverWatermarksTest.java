@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /** {@link ReceiverWatermarks} on Flink's operator test harness: stamps, stepped watermarks, restore. */
 class ReceiverWatermarksTest {
-    /** WireReport and the parsed batch as ais_pipeline/flink/rows.py builds them. */
+    /** WireReport and the parsed batch as udfs/ais_pipeline/functions/rows.py builds them. */
     static final RowTypeInfo REPORT =
             new RowTypeInfo(
                     new TypeInformation<?>[] {Types.LONG, Types.LONG, Types.STRING},

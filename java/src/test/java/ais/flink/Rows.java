@@ -5,7 +5,7 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 
 /**
- * The row types of the records the tests feed the operators, as {@code ais_pipeline/flink/rows.py}
+ * The row types of the records the tests feed the operators, as {@code udfs/ais_pipeline/functions/rows.py}
  * builds them from the Python dataclasses ({@code tests/flink/test_records.py} checks that
  * Python's types and these agree, through the JVM).
  */

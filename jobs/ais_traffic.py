@@ -15,13 +15,15 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from pyflink.datastream import StreamExecutionEnvironment
+
 from ais_pipeline import postgres
-from ais_pipeline.config import PipelineConfig, parse_config
+from ais_pipeline.config import PipelineConfig, parse_config, submitted_by_flink_cli
 from ais_pipeline.errors import guarded
 from ais_pipeline.pipeline import kafka, sinks, sources, webui
 from ais_pipeline.pipeline.environment import local_environment
-from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, execute_kafka
-from ais_pipeline.pipeline.topology import build_pipeline
+from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, submit_kafka
+from ais_pipeline.pipeline.topology import Streams, build_pipeline
 from ais_pipeline.rules.outputs import format_summary
 
 log = logging.getLogger("ais_pipeline")
@@ -39,22 +41,34 @@ def file_job(config: PipelineConfig) -> Outcome:
         return run.execute()
 
 
-def kafka_job(config: PipelineConfig) -> str:
+def kafka_job(config: PipelineConfig) -> Outcome | str:
     """The job from a Kafka topic to one topic per output: exactly once with checkpoints on (the
-    sinks' transactions commit on checkpoints), at least once without. Locally it runs until
-    stopped (or to the --bounded offsets); under ``flink run`` it is submitted (its job id)."""
-    env = local_environment(config)
+    sinks' transactions commit on checkpoints), at least once without. Under ``flink run`` it is
+    submitted (its job id); locally it runs until stopped (or to the --bounded offsets) and sums
+    itself up as a file run does."""
+    if submitted_by_flink_cli():
+        env = local_environment(config)
+        kafka_streams(env, config, emit_tallies=False)
+        return submit_kafka(env, config)
+    with FileRun(config, kafka=True) as run:
+        streams = kafka_streams(run.env, config, emit_tallies=True)
+        sinks.file_sinks(streams, run.output_dir, run.tally_dir, print_too=False)  # counted for the summary
+        return run.execute()
+
+
+def kafka_streams(env: StreamExecutionEnvironment, config: PipelineConfig, emit_tallies: bool) -> Streams:
+    """Kafka in, the topology, Kafka (and PostgreSQL) out."""
     kafka.use_connector(env)
     kafka.check_topics(config)
     exactly_once = checkpointing_on(env)
     how = "exactly once (transactions committed on checkpoints)" if exactly_once else "at least once (no checkpoints)"
     log.info("Kafka %s -> topics %s*, %s", config.topic, config.output_topic_prefix, how)
     lines = sources.kafka_lines(env, config)
-    streams = build_pipeline(env, lines, config, emit_tallies=False)
+    streams = build_pipeline(env, lines, config, emit_tallies=emit_tallies)
     sinks.kafka_sinks(streams, config, exactly_once)
     if config.postgres is not None:
         sinks.postgres_sinks(env, streams.named(), config)
-    return execute_kafka(env, config)
+    return streams
 
 
 def prepared(argv: Sequence[str]) -> PipelineConfig:
@@ -81,24 +95,32 @@ def main(argv: Sequence[str]) -> int:
     log.setLevel(logging.INFO)
     config = prepared(argv)
     webui.announce(config)
-    if config.source == "kafka":
-        job_id = kafka_job(config)
-        if job_id:
-            print(f"submitted job {job_id}")
-        return 0
-    log.info("input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed")
     try:
-        outcome = file_job(config)
+        if config.source == "kafka":
+            ran = kafka_job(config)
+            if isinstance(ran, str):
+                print(f"submitted job {ran}")
+                return 0
+            outcome = ran
+        else:
+            log.info("input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed")
+            outcome = file_job(config)
     except KeyboardInterrupt:
         print("ais-pipeline: stopped (the job was cancelled before it drained: no summary)", file=sys.stderr)
         return 130
     print("\n".join([*outcome.sample, format_summary(outcome.summary)]))
     if config.output_dir is not None:
-        print(f"outputs in {config.output_dir}")
+        print(
+            f"summary in {config.output_dir / 'summary.json'}"
+            if config.source == "kafka"
+            else f"outputs in {config.output_dir}"
+        )
     if outcome.stopped:
-        # --follow runs end this way; a file run stopped before its end has read part of its input.
+        # --follow and unbounded Kafka runs end this way; a file run stopped before its end has
+        # read part of its input.
         print("ais-pipeline: stopped; the summary is of what was read until then", file=sys.stderr)
-        return 0 if config.follow else 130
+        ends_so = config.follow or (config.source == "kafka" and not config.bounded)
+        return 0 if ends_so else 130
     if outcome.cluster is not None:
         webui.wait_for_user(outcome.cluster, config.web_ui_port)
     return 0

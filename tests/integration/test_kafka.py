@@ -220,3 +220,18 @@ def test_sasl_credentials_pass_through_from_a_properties_file_and_are_never_prin
         f"ais-pipeline: error: --kafka-properties (KAFKA_PROPERTIES_FILE): the broker at {sasl_kafka} "
         "refused the client's credentials (Invalid username or password)"
     )
+
+
+def test_a_local_bounded_kafka_run_gives_the_file_runs_summary(kafka: str, tmp_path: Path):
+    replay(kafka, "sample-local", SAMPLE_INPUT, 10000)
+    out = tmp_path / "summary-only"
+    proc = run_local(
+        "--bootstrap-servers", kafka, "--topic", "sample-local", "--bounded", "--starting-offsets", "earliest",
+        "--output-topic-prefix", "local.", "--output", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert {k: summary[k] for k in SAMPLE_SUMMARY} == SAMPLE_SUMMARY
+    assert "lines accounted for 10000 of 10000" in proc.stdout and f"summary in {out / 'summary.json'}" in proc.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["summary.json"]  # the outputs are the topics
+    assert len(read_topic(kafka, "local.positions")) == SAMPLE_SUMMARY["positions_kept"]

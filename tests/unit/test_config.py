@@ -88,9 +88,7 @@ def test_web_ui_port_in_use_is_a_one_line_error(capsys):
 
 def test_kafka_flags_and_environment():
     env = {"KAFKA_BOOTSTRAP_SERVERS": "b1:9092,b2:9093", "KAFKA_TOPIC": "raw", "KAFKA_BOUNDED": "true"}
-    c = parse_config(
-        ["--source", "kafka", "--input", "/not/needed", "--starting-offsets", "timestamp:1700000000000"], env
-    )
+    c = parse_config(["--source", "kafka", "--starting-offsets", "timestamp:1700000000000"], env)
     assert (c.source, c.bootstrap_servers, c.topic, c.bounded) == ("kafka", "b1:9092,b2:9093", "raw", True)
     assert c.starting_offsets == "timestamp:1700000000000" and c.group_id == "ais-pipeline"
     assert c.output_topics() == {
@@ -193,3 +191,21 @@ def test_client_class_names_are_shaded_for_the_sql_connector_jar():
     assert fixed["sasl.login.callback.handler.class"] == shaded + "common.security.X"
     assert fixed["partitioner.class"] == shaded + "clients.producer.RoundRobinPartitioner"
     assert fixed["security.protocol"] == "SASL_SSL"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--topic", "raw"], "--topic: only a Kafka run reads it (--source kafka); this one reads files"),
+        (["--bounded"], "--bounded: only a Kafka run reads it (--source kafka); this one reads files"),
+        (["--source", "kafka", "--follow"], "--follow: only a file run uses it; this one reads Kafka (--source kafka)"),
+        (
+            ["--source", "kafka", "--input", "x"],
+            "--input: only a file run uses it; this one reads Kafka (--source kafka)",
+        ),
+    ],
+)
+def test_a_flag_the_source_cannot_use_is_a_one_line_error(argv, message):
+    with pytest.raises(ConfigError) as err:
+        parse_config(argv, environ={})
+    assert str(err.value) == message

@@ -429,7 +429,27 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         values["output_dir"] = Path(args.output_dir)
     elif env.get("OUTPUT_DIR"):
         values["output_dir"] = Path(env["OUTPUT_DIR"])
+    _refuse_flags_the_source_cannot_use(args, str(values.get("source", _default("source"))))
     return PipelineConfig(**values)  # type: ignore[arg-type]
+
+
+# Flags (given on the command line) that only one source uses: a flag the run's source cannot use
+# is a one-line error, never silently ignored. (Environment variables may be set for every run.)
+_KAFKA_ONLY = ("bootstrap_servers", "topic", "group_id", "starting_offsets", "output_topic_prefix",
+               "kafka_properties_file", "bounded")  # fmt: skip
+_FILE_ONLY = {"input_path": "--input", "follow": "--follow", "print_all": "--print-all", "no_wait": "--no-wait"}
+
+
+def _refuse_flags_the_source_cannot_use(args: argparse.Namespace, source: str) -> None:
+    if source == "file":
+        for name in _KAFKA_ONLY:
+            if getattr(args, name, None):
+                flag = "--bounded" if name == "bounded" else _KNOBS[name].flag
+                raise ConfigError(f"{flag}: only a Kafka run reads it (--source kafka); this one reads files")
+    elif source == "kafka":
+        for name, flag in _FILE_ONLY.items():
+            if getattr(args, name, None):
+                raise ConfigError(f"{flag}: only a file run uses it; this one reads Kafka (--source kafka)")
 
 
 def kafka_client_properties(path: str, environ: Mapping[str, str]) -> dict[str, str]:

@@ -24,7 +24,7 @@ from types import TracebackType
 from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline import files, postgres
-from ais_pipeline.config import PipelineConfig, submitted_by_flink_cli
+from ais_pipeline.config import PipelineConfig
 from ais_pipeline.jvm.cluster import LocalCluster
 from ais_pipeline.pipeline.environment import kept_cluster_environment, local_environment
 from ais_pipeline.pipeline.execution import LocalJob, Stopped, execute
@@ -65,18 +65,22 @@ class Outcome:
 
 
 class FileRun:
-    """A local run on a file or a directory: ``with FileRun(config) as run:`` gives its
-    environment and the folders its sinks write to; :meth:`execute` runs the job."""
+    """A local run that sums itself up: ``with FileRun(config) as run:`` gives its environment
+    and the folders its file sinks write to; :meth:`execute` runs the job. A file run's outputs
+    are its files (``--output``, else a scratch folder); a local Kafka run (``kafka=True``)
+    writes copies of its outputs to a scratch folder for the summary to count, and its
+    ``--output`` holds only ``summary.json``."""
 
-    def __init__(self, config: PipelineConfig) -> None:
+    def __init__(self, config: PipelineConfig, kafka: bool = False) -> None:
         self.config = config
+        self.kafka = kafka
         self.cluster: LocalCluster | None = None
         if keeps_web_ui(config):
             self.env, self.cluster = kept_cluster_environment(config)
         else:
             self.env = local_environment(config)
         self.scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
-        self.output_dir = config.output_dir or self.scratch / "out"
+        self.output_dir = self.scratch / "out" if kafka or config.output_dir is None else config.output_dir
         self.tally_dir = self.scratch / "tally"
         for name in (*OUTPUTS, "summary.json"):  # an earlier run's outputs
             target = self.output_dir / name
@@ -101,12 +105,13 @@ class FileRun:
         """Run the job to the end of its input (or until Ctrl-C drains it), then sum it up. A run
         cancelled before it drained raises KeyboardInterrupt: it has no summary."""
         config = self.config
-        record = RunRecord(config, str(config.input_path))
-        total = None if config.follow else files.count_input_lines(config.input_path)
+        record = RunRecord(config, f"kafka:{config.topic}" if self.kafka else str(config.input_path))
+        total = None if config.follow or self.kafka else files.count_input_lines(config.input_path)
+        name = f"ais-pipeline {config.topic}" if self.kafka else "ais-pipeline"
         started = time.monotonic()
         stopped: Stopped | None = None
         try:
-            execute(self.env, "ais-pipeline", LocalJob(config.web_ui_port, total), drain_to=self.scratch / "savepoint")
+            execute(self.env, name, LocalJob(config.web_ui_port, total), drain_to=self.scratch / "savepoint")
         except Stopped as exc:
             stopped = exc
         elapsed = time.monotonic() - started
@@ -124,7 +129,7 @@ class FileRun:
         if config.output_dir is not None:
             config.output_dir.mkdir(parents=True, exist_ok=True)  # an empty input writes no part file
             (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        elif not config.print_all:
+        elif not config.print_all and not self.kafka:
             outcome.sample = sample_of(self.output_dir)
         return outcome
 
@@ -145,16 +150,8 @@ def checkpointing_on(env: StreamExecutionEnvironment) -> bool:
     return bool(env.get_checkpoint_config().is_checkpointing_enabled())
 
 
-def execute_kafka(env: StreamExecutionEnvironment, config: PipelineConfig) -> str:
-    """Run a Kafka job: under ``flink run`` it is submitted and left running on the cluster (its
-    id is returned); locally it runs until stopped, or, with --bounded, until the offsets that
-    were the latest at its start are consumed."""
-    name = f"ais-pipeline {config.topic}"
-    record = RunRecord(config, f"kafka:{config.topic}")
-    if submitted_by_flink_cli():  # its row in ais_runs stays without an end
-        return str(env.execute_async(name).get_job_id())
-    try:
-        execute(env, name, LocalJob(config.web_ui_port))
-    finally:
-        record.finish(None)
-    return ""
+def submit_kafka(env: StreamExecutionEnvironment, config: PipelineConfig) -> str:
+    """Submit a Kafka job to the cluster of ``flink run`` and leave it running there (its row in
+    ais_runs stays without an end); its job id."""
+    RunRecord(config, f"kafka:{config.topic}")
+    return str(env.execute_async(f"ais-pipeline {config.topic}").get_job_id())

@@ -1,4 +1,4 @@
-"""The AIS traffic job: raw AIS lines in (a file, a directory of files, or a Kafka topic);
+"""The AIS traffic job: raw AIS lines in (a file, a directory of files, a live feed, or a Kafka topic);
 deduplicated positions, static reports, per-cell tumbling and sliding aggregates, late reports and
 dead letters out (JSON Lines files, or Kafka topics; PostgreSQL tables too with ``--postgres``).
 
@@ -24,6 +24,7 @@ from ais_pipeline.pipeline import kafka, sinks, sources, webui
 from ais_pipeline.pipeline.environment import local_environment
 from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, submit_kafka
 from ais_pipeline.pipeline.topology import Streams, build_pipeline
+from ais_pipeline.rules.feeds import parse_feed_url
 from ais_pipeline.rules.outputs import format_summary
 
 log = logging.getLogger("ais_pipeline")
@@ -31,9 +32,9 @@ log = logging.getLogger("ais_pipeline")
 
 def file_job(config: PipelineConfig) -> Outcome:
     """The job on a file or a directory, in a local mini-cluster, until its input ends (or, with
-    --follow, until Ctrl-C); the run's summary."""
+    --follow, until Ctrl-C), or on a live feed until Ctrl-C; the run's summary."""
     with FileRun(config) as run:
-        lines = sources.file_lines(run.env, config)
+        lines = sources.input_lines(run.env, config)
         streams = build_pipeline(run.env, lines, config)
         sinks.file_sinks(streams, run.output_dir, run.tally_dir, print_too=run.prints_every_record)
         if config.postgres is not None:
@@ -103,7 +104,17 @@ def main(argv: Sequence[str]) -> int:
                 return 0
             outcome = ran
         else:
-            log.info("input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed")
+            if config.input_feed:
+                log.info("live input %s (until Ctrl-C), output %s", config.input_feed, config.output_dir or "printed")
+                if parse_feed_url(config.input_feed, "--input").open_to_network:
+                    print(
+                        f"ais-pipeline: warning: --input {config.input_feed}: the job listens on the network",
+                        file=sys.stderr,
+                    )
+            else:
+                log.info(
+                    "input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed"
+                )
             outcome = file_job(config)
     except KeyboardInterrupt:
         print("ais-pipeline: stopped (the job was cancelled before it drained: no summary)", file=sys.stderr)
@@ -119,7 +130,7 @@ def main(argv: Sequence[str]) -> int:
         # --follow and unbounded Kafka runs end this way; a file run stopped before its end has
         # read part of its input.
         print("ais-pipeline: stopped; the summary is of what was read until then", file=sys.stderr)
-        ends_so = config.follow or (config.source == "kafka" and not config.bounded)
+        ends_so = config.follow or bool(config.input_feed) or (config.source == "kafka" and not config.bounded)
         return 0 if ends_so else 130
     if outcome.cluster is not None:
         webui.wait_for_user(outcome.cluster, config.web_ui_port)

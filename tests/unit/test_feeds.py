@@ -3,10 +3,21 @@ split out of a TCP stream whatever its chunks."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from ais_pipeline.errors import ConfigError
-from ais_pipeline.rules.feeds import MAX_LINE_BYTES, FeedUrl, LineSplitter, parse_feed_url, tag_line
+from ais_pipeline.rules.feeds import (
+    MAX_LINE_BYTES,
+    FeedUrl,
+    LineSplitter,
+    parse_feed_url,
+    stamped_on_receipt,
+    tag_line,
+)
 from ais_pipeline.rules.parse import parse_nmea
 from ais_pipeline.rules.records import Report
 
@@ -20,10 +31,15 @@ def test_feed_urls_and_listeners_on_loopback_unless_named():
     assert parse_feed_url("tcp://153.44.253.27:5631") == FeedUrl("tcp", "153.44.253.27", 5631)
     assert not parse_feed_url("tcp-listen://127.0.0.1:5010").open_to_network
     assert parse_feed_url("udp://0.0.0.0:10110").open_to_network
+    assert parse_feed_url("mqtt://127.0.0.1/ais/#") == FeedUrl("mqtt", "127.0.0.1", 1883, "ais/#")
+    assert str(parse_feed_url("mqtt://broker:1884/ais/+/nmea")) == "mqtt://broker:1884/ais/+/nmea"
     for bad, said in [
-        ("mqtt://h:1883/t", "expected udp://, tcp:// or tcp-listen://HOST:PORT"),
+        ("http://h:80/t", "expected udp://, tcp:// or tcp-listen://HOST:PORT, or mqtt://"),
         ("udp://127.0.0.1", "has no port"),
         ("tcp://:5631", "names no server"),
+        ("mqtt://h:1883", "names no MQTT topic"),
+        ("tcp://h:1/x", "only an mqtt:// URL has a path"),
+        ("mqtt://user:secret@h/ais", "no credentials in the URL"),
     ]:
         with pytest.raises(ConfigError, match=said):
             parse_feed_url(bad)
@@ -31,7 +47,8 @@ def test_feed_urls_and_listeners_on_loopback_unless_named():
 
 def test_a_line_without_a_tag_block_gets_its_station_and_receive_time_and_a_tagged_one_passes():
     tagged = tag_line(SENTENCE, "AIS-catcher 1", 1_700_000_000_123)
-    assert tagged == "\\s:AIS-catcher 1,c:1700000000123*07\\" + SENTENCE
+    assert tagged == "\\s:AIS-catcher 1,c:1700000000123,t:received*6A\\" + SENTENCE
+    assert stamped_on_receipt(tagged) and not stamped_on_receipt(SENTENCE)
     report = parse_nmea(tagged)
     assert isinstance(report, Report) and (report.receiver, report.ts) == ("AIS-catcher 1", 1_700_000_000_123)
     norwegian = "\\s:2573555,c:1707873398*05\\!BSVDM,1,1,,A,13m<EQ0P00PAd9JP;GI`0?wb0<0s,0*4C"
@@ -55,3 +72,19 @@ def test_an_over_long_line_is_cut_and_counted_and_nothing_is_held_without_bound(
     lines = splitter.feed(b"x" * (MAX_LINE_BYTES * 2 + 10))
     assert [len(line) for line in lines] == [MAX_LINE_BYTES, MAX_LINE_BYTES] and splitter.too_long == 2
     assert splitter.feed(b"\n") == ["x" * 10] and splitter.end() is None
+
+
+GOLDEN = json.loads((Path(__file__).parents[1] / "golden" / "feeds.json").read_text())
+
+
+@pytest.mark.parametrize("case", GOLDEN["tag_cases"], ids=lambda c: c["name"])
+def test_tagging_follows_the_golden_cases_the_java_inputs_share(case: dict[str, Any]):
+    assert tag_line(case["line"], case["station"], case["received_ms"]) == case["tagged"]
+
+
+@pytest.mark.parametrize("case", GOLDEN["split_cases"], ids=lambda c: c["name"])
+def test_splitting_follows_the_golden_cases_the_java_inputs_share(case: dict[str, Any]):
+    data, chunk = case["stream"].encode(), case["chunk"]
+    splitter = LineSplitter()
+    lines = [line for i in range(0, len(data), chunk) for line in splitter.feed(data[i : i + chunk])]
+    assert (lines, splitter.end(), splitter.too_long) == (case["lines"], case["rest"], case["too_long"])

@@ -19,6 +19,7 @@ from typing import Any
 from ais_pipeline.errors import ConfigError
 from ais_pipeline.postgres_url import PostgresError, Target, parse_url
 from ais_pipeline.resources import FLINK_CONF, SAMPLE_INPUT
+from ais_pipeline.rules.feeds import is_feed_url, parse_feed_url
 from ais_pipeline.rules.lane import INPUT_FORMATS
 
 
@@ -105,6 +106,23 @@ _KNOBS: dict[str, _Knob] = {
         "checkpoint every N seconds, 0 = off (Kafka sinks then at-least-once)",
         "flink-conf",
     ),
+    "station": _Knob(
+        "--station",
+        "STATION",
+        str,
+        "",
+        "live input (--input URL): the station of lines without a tag block",
+        "the sender's address, or the MQTT topic",
+    ),
+    "feed_properties_file": _Knob(
+        "--feed-properties",
+        "FEED_PROPERTIES_FILE",
+        str,
+        "",
+        "live input: a properties file of its credentials (username, password for MQTT; login, a line a TCP"
+        " server expects first; client.id); FEED_USERNAME, FEED_PASSWORD, FEED_LOGIN, FEED_CLIENT_ID env vars too",
+        "none",
+    ),
     "source": _Knob("--source", "SOURCE", str, "file", "file or kafka"),
     "bootstrap_servers": _Knob(
         "--bootstrap-servers", "KAFKA_BOOTSTRAP_SERVERS", str, "127.0.0.1:9092", "Kafka brokers, host:port,..."
@@ -172,6 +190,8 @@ class PipelineConfig:
     """Everything the pipeline needs to know; times in seconds as the user gives them."""
 
     input_path: Path = SAMPLE_INPUT
+    # A live feed instead of a path: udp://, tcp://, tcp-listen:// or mqtt:// (--input URL).
+    input_feed: str = ""
     output_dir: Path | None = None
     input_format: str = _default("input_format")
     window_s: int = _default("window_s")
@@ -194,6 +214,8 @@ class PipelineConfig:
     print_all: bool = False
     no_wait: bool = False
     checkpoint_interval_s: int | None = _default("checkpoint_interval_s")
+    station: str = _default("station")
+    feed_properties_file: str = _default("feed_properties_file")
     source: str = _default("source")
     bootstrap_servers: str = _default("bootstrap_servers")
     topic: str = _default("topic")
@@ -213,6 +235,7 @@ class PipelineConfig:
     test_fail_once: str = ""
     # Client properties (credentials among them): never in repr, never logged.
     kafka_properties: Mapping[str, str] = field(default_factory=dict, repr=False)
+    feed_secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
     flink_conf_dir: Path = FLINK_CONF
 
     def __post_init__(self) -> None:
@@ -303,6 +326,10 @@ class PipelineConfig:
             raise bad("source", f"must be file or kafka, not {self.source!r}")
         if self.source == "kafka":
             self._validate_kafka(bad)
+        elif self.input_feed:
+            parse_feed_url(self.input_feed, "--input")
+            if self.follow:
+                raise ConfigError("--follow: a live feed (--input URL) runs until it is stopped anyway")
         elif not self.input_path.exists():
             raise ConfigError(f"--input: no such file or directory: {self.input_path}")
         elif not (self.input_path.is_file() or self.input_path.is_dir()):
@@ -335,7 +362,7 @@ class PipelineConfig:
         what is pickled into the job graph (the Python operators)."""
         import dataclasses
 
-        return dataclasses.replace(self, kafka_properties={}, postgres=None)
+        return dataclasses.replace(self, kafka_properties={}, feed_secrets={}, postgres=None)
 
     @property
     def open_to_network(self) -> bool:
@@ -349,7 +376,12 @@ class PipelineConfig:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of every knob; defaults are None so that the environment can fill in."""
-    parser.add_argument("--input", dest="input_path", help="file or directory of lines (default: bundled sample)")
+    parser.add_argument(
+        "--input",
+        dest="input_path",
+        help="file or directory of lines, or a live feed: udp://HOST:PORT, tcp://HOST:PORT, tcp-listen://HOST:PORT,"
+        " mqtt://HOST[:PORT]/TOPIC (default: bundled sample) [INPUT_PATH]",
+    )
     parser.add_argument("--output", dest="output_dir", help="write JSON Lines here (default: print)")
     parser.add_argument(
         "--follow",
@@ -404,10 +436,11 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
             values[name] = knob.kind(raw)
         except ValueError:
             raise ConfigError(f"{source}: expected {knob.kind.__name__}, got {raw!r}") from None
-    if getattr(args, "input_path", None):
-        values["input_path"] = Path(args.input_path)
-    elif env.get("INPUT_PATH"):
-        values["input_path"] = Path(env["INPUT_PATH"])
+    given = getattr(args, "input_path", None) or env.get("INPUT_PATH", "")
+    if given and is_feed_url(given):
+        values["input_feed"] = given
+    elif given:
+        values["input_path"] = Path(given)
     if getattr(args, "follow", None) or env.get("FOLLOW", "").lower() in ("1", "true", "yes"):
         values["follow"] = True
     if getattr(args, "print_all", None) or env.get("PRINT_ALL", "").lower() in ("1", "true", "yes"):
@@ -419,6 +452,7 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
     if getattr(args, "bounded", None) or env.get("KAFKA_BOUNDED", "").lower() in ("1", "true", "yes"):
         values["bounded"] = True
     values["kafka_properties"] = kafka_client_properties(str(values.get("kafka_properties_file", "")), env)
+    values["feed_secrets"] = feed_secrets(str(values.get("feed_properties_file", "")), env)
     url = getattr(args, "postgres_url", None) or env.get("POSTGRES_URL", "")
     if url:
         try:
@@ -430,6 +464,10 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
     elif env.get("OUTPUT_DIR"):
         values["output_dir"] = Path(env["OUTPUT_DIR"])
     _refuse_flags_the_source_cannot_use(args, str(values.get("source", _default("source"))))
+    if not values.get("input_feed"):
+        for name in _FEED_ONLY:
+            if getattr(args, name, None):
+                raise ConfigError(f"{_KNOBS[name].flag}: only a live input (--input udp://, tcp://, ...) uses it")
     return PipelineConfig(**values)  # type: ignore[arg-type]
 
 
@@ -438,6 +476,7 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
 _KAFKA_ONLY = ("bootstrap_servers", "topic", "group_id", "starting_offsets", "output_topic_prefix",
                "kafka_properties_file", "bounded")  # fmt: skip
 _FILE_ONLY = {"input_path": "--input", "follow": "--follow", "print_all": "--print-all", "no_wait": "--no-wait"}
+_FEED_ONLY = ("station", "feed_properties_file")
 
 
 def _refuse_flags_the_source_cannot_use(args: argparse.Namespace, source: str) -> None:
@@ -452,22 +491,46 @@ def _refuse_flags_the_source_cannot_use(args: argparse.Namespace, source: str) -
                 raise ConfigError(f"{flag}: only a file run uses it; this one reads Kafka (--source kafka)")
 
 
+def properties_file(path: str, flag: str) -> dict[str, str]:
+    """A Java properties file: ``key=value`` lines, ``#`` and ``!`` comments."""
+    props: dict[str, str] = {}
+    if not path:
+        return props
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"{flag}: no such file: {file}")
+    for number, raw in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise ConfigError(f"{flag}: line {number} of {file} is not key=value")
+        props[key.strip()] = value.strip()
+    return props
+
+
+FEED_SECRETS = ("username", "password", "login", "client.id")
+
+
+def feed_secrets(path: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """A live feed's credentials: the properties file, then ``FEED_USERNAME``, ``FEED_PASSWORD``,
+    ``FEED_LOGIN`` and ``FEED_CLIENT_ID``. Never from the command line, never logged."""
+    props = properties_file(path, "--feed-properties (FEED_PROPERTIES_FILE)")
+    unknown = sorted(set(props) - set(FEED_SECRETS))
+    if unknown:
+        raise ConfigError(f"--feed-properties: unknown keys {', '.join(unknown)} (known: {', '.join(FEED_SECRETS)})")
+    for key in FEED_SECRETS:
+        value = environ.get("FEED_" + key.replace(".", "_").upper())
+        if value:
+            props[key] = value
+    return props
+
+
 def kafka_client_properties(path: str, environ: Mapping[str, str]) -> dict[str, str]:
     """Kafka client properties: a Java properties file (``key=value`` lines, ``#`` comments),
     then ``KAFKA_CLIENT_<NAME>`` variables (``KAFKA_CLIENT_SASL_MECHANISM`` -> ``sasl.mechanism``)."""
-    props: dict[str, str] = {}
-    if path:
-        file = Path(path)
-        if not file.is_file():
-            raise ConfigError(f"--kafka-properties (KAFKA_PROPERTIES_FILE): no such file: {file}")
-        for number, raw in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-            line = raw.strip()
-            if not line or line.startswith(("#", "!")):
-                continue
-            key, sep, value = line.partition("=")
-            if not sep:
-                raise ConfigError(f"--kafka-properties: line {number} of {file} is not key=value")
-            props[key.strip()] = value.strip()
+    props = properties_file(path, "--kafka-properties (KAFKA_PROPERTIES_FILE)")
     for name, value in environ.items():
         if name.startswith("KAFKA_CLIENT_") and len(name) > len("KAFKA_CLIENT_"):
             props[name[len("KAFKA_CLIENT_") :].lower().replace("_", ".")] = value

@@ -23,6 +23,7 @@ from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.jvm import metrics
 from ais_pipeline.rules import outputs
 from ais_pipeline.rules.dedup import LATE, STATIC_FROM_ROWS, VesselLogic
+from ais_pipeline.rules.feeds import stamped_on_receipt
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import VesselPane
@@ -127,7 +128,7 @@ class ParseLines(KeyedProcessFunction):
         self.tallies = _Tallies(
             runtime_context,
             self.emit_tallies,
-            ("lines", "skipped", "not_ais", "other_types", "no_time", "fragments_joined"),
+            ("lines", "skipped", "not_ais", "other_types", "no_time", "stamped_on_receipt", "fragments_joined"),
         )
 
     def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[Any]:
@@ -150,8 +151,13 @@ class ParseLines(KeyedProcessFunction):
                 report = entry.report
                 entries.append(parsed_entry(entry.assigned, entry.source, report))
         self.csv.save(parser)
+        stamped = sum(1 for line in lines if stamped_on_receipt(line))
+        if stamped:
+            self.tallies.metric("stamped_on_receipt", stamped)
         if self.emit_tallies:  # the lines the summary accounts for, as the source read them
             yield TALLY, outputs.counted_tally("lines", len(lines))
+            if stamped:
+                yield TALLY, outputs.counted_tally("stamped_on_receipt", stamped)
         yield from self._drain()
         if entries:
             yield Row(*[list(column) for column in zip(*entries, strict=True)])

@@ -34,6 +34,7 @@ COUNTERS = {
     "late": "late",
     "pendingRecords": "lag",
 }
+RELIST_EVERY = 5  # snapshots between two listings of a vertex's metrics
 NO_WATERMARK = -(2**63)
 END_OF_INPUT = 2**63 - 1  # Flink's watermark once a bounded input is read
 
@@ -81,6 +82,7 @@ class JobMetrics:
         self.job_id = job_id
         self._ids: dict[str, list[str]] = {}  # vertex id -> the metric ids it has of COUNTERS
         self._windows: str | None = None  # the cell windows' vertex id
+        self._polls = 0
 
     def _get(self, path: str) -> Any:
         return rest_json(self.base, path)
@@ -93,10 +95,12 @@ class JobMetrics:
                 self._ids[vertex["id"]] = []
                 if vertex["name"].startswith("cell windows"):
                     self._windows = vertex["id"]
+        relist = self._polls % RELIST_EVERY == 0
+        self._polls += 1
         for vertex, ids in self._ids.items():
-            if not ids:  # registered as the tasks start: look again until they are there
+            if not ids or relist:  # registered as the tasks start (one chained operator after another)
                 listed = self._get(f"{job}/{vertex}/metrics")
-                ids.extend(m["id"] for m in listed if m["id"].rsplit(".", 1)[-1] in COUNTERS)
+                ids[:] = [m["id"] for m in listed if m["id"].rsplit(".", 1)[-1] in COUNTERS]
             for start in range(0, len(ids), 40):
                 for metric in self._get(f"{job}/{vertex}/metrics?get={','.join(ids[start : start + 40])}"):
                     figure = COUNTERS[metric["id"].rsplit(".", 1)[-1]]

@@ -105,8 +105,10 @@ class FileRun:
         """Run the job to the end of its input (or until Ctrl-C drains it), then sum it up. A run
         cancelled before it drained raises KeyboardInterrupt: it has no summary."""
         config = self.config
-        record = RunRecord(config, f"kafka:{config.topic}" if self.kafka else str(config.input_path))
-        total = None if config.follow or self.kafka else files.count_input_lines(config.input_path)
+        what = f"kafka:{config.topic}" if self.kafka else config.input_feed or str(config.input_path)
+        record = RunRecord(config, what)
+        unbounded = config.follow or self.kafka or bool(config.input_feed)
+        total = None if unbounded else files.count_input_lines(config.input_path)
         name = f"ais-pipeline {config.topic}" if self.kafka else "ais-pipeline"
         started = time.monotonic()
         stopped: Stopped | None = None

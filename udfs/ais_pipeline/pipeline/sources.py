@@ -1,4 +1,4 @@
-"""Where a run's raw lines come from: a file or a directory of files, or a Kafka topic."""
+"""Where a run's raw lines come from: a file or a directory of files, a live feed, or a Kafka topic."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ from pyflink.datastream import DataStream, StreamExecutionEnvironment
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.jvm.kafka import KafkaLines
-from ais_pipeline.jvm.sources import OrderedFiles
+from ais_pipeline.jvm.sources import FeedLines, OrderedFiles
 from ais_pipeline.pipeline import kafka
+from ais_pipeline.rules.feeds import parse_feed_url
 
 FOLLOW_EVERY_MS = 1000  # how often --follow looks for new files
+FEED_BUFFER_LINES = 100_000  # a live UDP input's lines held while the job is busy; beyond, counted as dropped
 
 
 def file_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:
@@ -17,6 +19,25 @@ def file_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataS
     job ends with the input), or, with --follow, watching for new files until the job is stopped."""
     monitor_ms = FOLLOW_EVERY_MS if config.follow else 0
     return OrderedFiles("read lines", "source-lines", str(config.input_path), monitor_ms).read(env)
+
+
+def feed_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:
+    """Lines of a live feed (``--input udp://...``), until the job is stopped; nothing read is
+    replayed after a restart (for that, relay the feed into Kafka)."""
+    feed = parse_feed_url(config.input_feed, "--input")
+    return FeedLines(
+        name=f"read {feed}",
+        uid="source-feed",
+        feed=feed,
+        station=config.station,
+        buffer_lines=FEED_BUFFER_LINES,
+        secrets=config.feed_secrets,
+    ).read(env)
+
+
+def input_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:
+    """The lines of a run's ``--input``: a live feed, else files."""
+    return feed_lines(env, config) if config.input_feed else file_lines(env, config)
 
 
 def kafka_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:

@@ -22,7 +22,7 @@ SHOWN_FOR_S = 15  # the REST API caches a job's page for a few seconds
 def keeps_web_ui(config: PipelineConfig) -> bool:
     """A file run on a terminal keeps its web UI up once the job has ended, until the user is done
     with it (not with --no-wait or --follow, and not when stdin or stdout is not a terminal)."""
-    if submitted_by_flink_cli() or config.source != "file" or config.no_wait or config.follow:
+    if submitted_by_flink_cli() or config.source != "file" or config.no_wait or config.follow or config.input_feed:
         return False
     return sys.stdin.isatty() and sys.stdout.isatty()
 

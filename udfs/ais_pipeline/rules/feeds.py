@@ -6,9 +6,11 @@ line gets on its way into Kafka, and the splitting of a byte stream into lines.
 - ``tcp://HOST:PORT``: a TCP server that sends lines (AIS-catcher ``-S``, aggregators), connected
   to as a client, again with back-off when it closes.
 - ``tcp-listen://HOST:PORT``: senders that connect here (AIS-catcher ``-P``).
+- ``mqtt://HOST[:PORT]/TOPIC``: messages of one or more lines on an MQTT broker's topic,
+  subscribed to with QoS 1 (AIS-catcher's MQTT output).
 
 A line that has no tag block gets one with the station and the receive time in milliseconds
-(``\\s:<station>,c:<ms>*hh\\``), so that the job knows who heard it and when; a line that already
+(``\\s:<station>,c:<ms>,t:received*hh\\``), so that the job knows who heard it and when; a line that already
 has one passes through byte for byte. Listeners bind 127.0.0.1 unless their URL names another
 address.
 """
@@ -21,7 +23,8 @@ from dataclasses import dataclass
 
 from ais_pipeline.errors import ConfigError
 
-SCHEMES = ("udp", "tcp", "tcp-listen")
+SCHEMES = ("udp", "tcp", "tcp-listen", "mqtt")
+RECEIVED = "t:received"  # the tag-block field of a line stamped on receipt
 MAX_LINE_BYTES = 4096  # longer than any NMEA sentence with a tag block; the job dead-letters it
 _UNSAFE = str.maketrans(",\\*", "___")  # what would break a tag block
 
@@ -31,6 +34,7 @@ class FeedUrl:
     scheme: str
     host: str
     port: int
+    topic: str = ""  # mqtt: the topic filter subscribed to (``+`` and ``#`` wildcards allowed)
 
     @property
     def listens(self) -> bool:
@@ -47,27 +51,54 @@ class FeedUrl:
             return self.host != "localhost"
 
     def __str__(self) -> str:
-        return f"{self.scheme}://{self.host}:{self.port}"
+        where = f"{self.scheme}://{self.host}:{self.port}"
+        return f"{where}/{self.topic}" if self.scheme == "mqtt" else where
+
+
+MQTT_PORT = 1883
+_EXPECTED = "udp://, tcp:// or tcp-listen://HOST:PORT, or mqtt://HOST[:PORT]/TOPIC"
+
+
+def is_feed_url(text: str) -> bool:
+    """Whether an ``--input`` names a live feed (a URL of one of :data:`SCHEMES`) rather than a
+    path."""
+    scheme, sep, _ = text.partition("://")
+    return bool(sep) and scheme in SCHEMES
 
 
 def parse_feed_url(text: str, flag: str = "--from") -> FeedUrl:
-    """``udp://HOST:PORT``, ``tcp://HOST:PORT`` or ``tcp-listen://HOST:PORT``; a listener
-    without a host binds 127.0.0.1."""
-    parts = urllib.parse.urlsplit(text)
-    if parts.scheme not in SCHEMES:
-        raise ConfigError(f"{flag}: expected udp://, tcp:// or tcp-listen://HOST:PORT, not {text!r}")
+    """``udp://HOST:PORT``, ``tcp://HOST:PORT``, ``tcp-listen://HOST:PORT`` or
+    ``mqtt://HOST[:PORT]/TOPIC`` (port 1883 unless given); a listener without a host binds
+    127.0.0.1. Credentials never come in a URL (command lines show in process lists and logs)."""
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme not in SCHEMES:
+        raise ConfigError(f"{flag}: expected {_EXPECTED}, not {text!r}")
+    where, slash, topic = rest.partition("/")
+    if "@" in where:
+        raise ConfigError(
+            f"{flag}: no credentials in the URL (they would show in process lists and logs); "
+            "give them in --feed-properties or FEED_USERNAME / FEED_PASSWORD"
+        )
+    if scheme == "mqtt":
+        if not topic:
+            raise ConfigError(f"{flag}: {text!r} names no MQTT topic (mqtt://HOST[:PORT]/TOPIC)")
+    elif slash and topic:
+        raise ConfigError(f"{flag}: {text!r}: only an mqtt:// URL has a path (its topic)")
+    parts = urllib.parse.urlsplit(f"//{where}")
     try:
         port = parts.port
     except ValueError:
-        port = None
+        port = -1
+    if port is None and scheme == "mqtt":
+        port = MQTT_PORT
     if port is None or not 0 < port < 65536:
         raise ConfigError(f"{flag}: {text!r} has no port (1-65535)")
     host = parts.hostname or ""
     if not host:
-        if parts.scheme == "tcp":
+        if scheme in ("tcp", "mqtt"):
             raise ConfigError(f"{flag}: {text!r} names no server to connect to")
         host = "127.0.0.1"
-    return FeedUrl(parts.scheme, host, port)
+    return FeedUrl(scheme, host, port, topic if scheme == "mqtt" else "")
 
 
 def _checksum(body: str) -> str:
@@ -79,20 +110,29 @@ def _checksum(body: str) -> str:
 
 def tag_line(line: str, station: str, received_ms: int) -> str:
     """The line as it goes into Kafka: with a tag block of its station and receive time when it
-    has none, else unchanged. Commas, backslashes and stars in a station name (which would break
+    has none (``t:received`` marks the time as the receive time: the job counts those lines as
+    timed on receipt), else unchanged. Commas, backslashes and stars in a station name (which would break
     the tag block) are replaced by ``_``."""
     if line.startswith("\\") or not line.strip():
         return line
     safe = station.translate(_UNSAFE)
-    body = f"s:{safe},c:{received_ms}"
+    body = f"s:{safe},c:{received_ms},{RECEIVED}"
     return f"\\{body}*{_checksum(body)}\\{line}"
+
+
+def stamped_on_receipt(line: str) -> bool:
+    """Whether a line carries the tag block :func:`tag_line` gives (its time is the receive
+    time: the job counts it as timed by ingestion)."""
+    return line.startswith("\\") and f",{RECEIVED}*" in line
 
 
 class LineSplitter:
     """The lines of a byte stream that comes in chunks (a TCP connection): split on ``\\n``,
     ``\\r`` or ``\\r\\n``, bytes that are not UTF-8 replaced. A line longer than
-    :data:`MAX_LINE_BYTES` is cut there and passed on (the job dead-letters it, so nothing is held
-    without bound); ``too_long`` counts them."""
+    :data:`MAX_LINE_BYTES` is cut into pieces of that many bytes, passed on as lines (the job
+    dead-letters them, so nothing is held without bound); ``too_long`` counts the cuts. The job's
+    network inputs split the same way (``ais.flink.feeds.LineSplitter``; the golden cases of
+    ``tests/golden/feeds.json`` run against both)."""
 
     def __init__(self) -> None:
         self._partial = b""
@@ -105,13 +145,21 @@ class LineSplitter:
         self._after_cr = chunk.endswith(b"\r")
         data = self._partial + chunk
         pieces = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        self._partial = pieces.pop()
-        lines = [p.decode("utf-8", errors="replace") for p in pieces]
-        while len(self._partial) > MAX_LINE_BYTES:
-            lines.append(self._partial[:MAX_LINE_BYTES].decode("utf-8", errors="replace"))
-            self._partial = self._partial[MAX_LINE_BYTES:]
-            self.too_long += 1
+        rest = pieces.pop()
+        lines: list[str] = []
+        for piece in pieces:
+            lines.append(self._cut(piece, lines).decode("utf-8", errors="replace"))
+        self._partial = self._cut(rest, lines)
         return lines
+
+    def _cut(self, data: bytes, lines: list[str]) -> bytes:
+        """Pieces of :data:`MAX_LINE_BYTES` off the front of a line longer than that, into
+        ``lines``; what is left."""
+        while len(data) > MAX_LINE_BYTES:
+            lines.append(data[:MAX_LINE_BYTES].decode("utf-8", errors="replace"))
+            data = data[MAX_LINE_BYTES:]
+            self.too_long += 1
+        return data
 
     def end(self) -> str | None:
         """What is left when the stream ends: a last line without a line break, or None."""

@@ -1,0 +1,137 @@
+"""The job's own network inputs (``--input udp://``, ``tcp://``, ``tcp-listen://``; ``mqtt://``
+is in tests/integration/test_mqtt.py with a real broker): the bundled sample replayed at about
+5,000 lines/s by a UDP sender, a TCP server and a TCP sender gives the file run's outputs
+exactly (ids, final aggregates, late records) and its summary, once stopped with Ctrl-C; lines
+without a tag block get the station and the receive time, and are counted as stamped on
+receipt; a sender that says nothing, bytes that are not text and a line cut by a closing server
+are counted or dead-lettered, and none stops the job."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from ais_pipeline.config import SAMPLE_INPUT
+from ais_pipeline.files import read_jsonl
+from ais_pipeline.pipeline.ports import unused_port
+from ais_pipeline.rules.outputs import iso_ms
+from tests.support.jobs import SAMPLE_SUMMARY, assert_same_outputs, run_oracle
+from tests.support.live import LiveJob, send_tcp, send_udp, wait_until_bound
+from tests.support.nmea import position
+
+pytestmark = pytest.mark.flink
+
+SAMPLE = SAMPLE_INPUT.read_text().splitlines()
+
+
+def assert_the_file_runs(job: LiveJob, summary: dict[str, object], tmp_path: Path) -> None:
+    assert summary["stopped"] == "drained"
+    assert {k: summary[k] for k in SAMPLE_SUMMARY} == SAMPLE_SUMMARY
+    oracle = tmp_path / "oracle"
+    run_oracle(SAMPLE_INPUT, oracle)
+    assert_same_outputs(job.out, oracle)
+
+
+def test_the_sample_over_udp_gives_the_file_runs_outputs(tmp_path: Path):
+    port = unused_port()
+    job = LiveJob(tmp_path, f"udp://127.0.0.1:{port}")
+    try:
+        wait_until_bound(port, "udp")
+        send_udp(port, SAMPLE)
+        job.wait_for("lines", len(SAMPLE))
+        time.sleep(2)
+        summary = job.stop()
+    finally:
+        job.kill()
+    assert_the_file_runs(job, summary, tmp_path)
+
+
+def test_the_sample_from_a_tcp_sender_that_connects_here_gives_the_file_runs_outputs(tmp_path: Path):
+    port = unused_port()
+    job = LiveJob(tmp_path, f"tcp-listen://127.0.0.1:{port}")
+    try:
+        wait_until_bound(port, "tcp")
+        silent = socket.create_connection(("127.0.0.1", port))  # a sender that connects and says nothing
+        with socket.create_connection(("127.0.0.1", port)) as conn:
+            send_tcp(conn, SAMPLE)
+        job.wait_for("lines", len(SAMPLE))
+        assert job.metric("feed_connections") == 2
+        time.sleep(2)
+        summary = job.stop()
+        silent.close()
+    finally:
+        job.kill()
+    assert_the_file_runs(job, summary, tmp_path)
+
+
+def talker(sentence: str, talker_id: str) -> str:
+    """The sentence as another talker sends it (BS, AB: the Norwegian feed's), its checksum again."""
+    body = talker_id + sentence[3 : sentence.index("*")]
+    check = 0
+    for ch in body:
+        check ^= ord(ch)
+    return f"!{body}*{check:02X}"
+
+
+def tag(body: str) -> str:
+    check = 0
+    for ch in body:
+        check ^= ord(ch)
+    return f"\\{body}*{check:02X}\\"
+
+
+def test_a_tcp_server_feed_with_and_without_tag_blocks_and_a_close_mid_line(tmp_path: Path):
+    now = int(time.time())
+    # The Norwegian Coastal Administration's open feed: integer c:, talkers BS and AB, some lines
+    # with no tag block at all; AIS-catcher's NMEA_TAG lines: a fractional c:.
+    norwegian = tag(f"s:2573555,c:{now}") + talker(position(257021800, 59.9, 10.7), "BS")
+    bare_ab = talker(position(257999000, 60.1, 5.3), "AB")
+    catcher = tag(f"s:AIS-catcher,c:{now}.250") + position(366914320, 37.8, -122.4)
+    bare_ai = position(311321000, 25.0, -77.3)
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    sent: dict[str, int] = {}
+
+    def serve() -> None:
+        conn, _ = server.accept()  # the first connection: lines, then a close in the middle of one
+        with conn:
+            sent["before"] = int(time.time() * 1000)
+            send_tcp(conn, [norwegian, bare_ab, catcher, bare_ai], end="\n")
+            conn.sendall(b"\xff\xfe not text\n!AIVDM,1,1,,A,14`qQb00")
+            sent["after"] = int(time.time() * 1000)
+        conn, _ = server.accept()  # connected again: the feed goes on
+        with conn:
+            send_tcp(conn, [norwegian], end="\n")  # the same line again: an exact duplicate
+            time.sleep(60)
+
+    threading.Thread(target=serve, daemon=True).start()
+    job = LiveJob(tmp_path, f"tcp://127.0.0.1:{port}", "--station", "kystverket")
+    try:
+        job.wait_for("lines", 7)
+        time.sleep(2)
+        summary = job.stop()
+    finally:
+        job.kill()
+        server.close()
+    # the two bare sentences, the bytes that are not text and the cut line were stamped
+    assert (summary["lines"], summary["stamped_on_receipt"], summary["duplicates_exact"]) == (7, 4, 1)
+    assert summary["accounted_lines"] == 7
+    positions = {p["mmsi"]: p for p in read_jsonl(job.out / "positions")}
+    receivers = {mmsi: p["receiver"] for mmsi, p in positions.items()}
+    assert receivers == {
+        257021800: "2573555",
+        257999000: "kystverket",
+        366914320: "AIS-catcher",
+        311321000: "kystverket",
+    }
+    assert positions[366914320]["timestamp"] == iso_ms(now * 1000 + 250)  # the fractional c: kept
+    assert positions[257021800]["timestamp"] == iso_ms(now * 1000)
+    stamped = datetime.fromisoformat(positions[311321000]["timestamp"]).timestamp() * 1000
+    assert sent["before"] - 1 <= stamped <= sent["after"] + 1
+    dead = read_jsonl(job.out / "dead_letter")
+    assert sorted(d["reason"] for d in dead) == ["malformed", "not_text"], dead

@@ -1,6 +1,6 @@
 """The real components of the integration tests, each started once per test session: a Kafka
 broker in KRaft mode on free ports, a standalone Flink cluster from the PyFlink package's own bin/
-scripts, and a PostgreSQL server (tests/support/servers.py says how), and the fault tests' feed
+scripts, an MQTT broker (mosquitto), and a PostgreSQL server (tests/support/servers.py says how), and the fault tests' feed
 and its plain-loop result."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from tests.support.servers import (
     SASL_PASSWORD,
     SASL_USER,
     Broker,
+    MqttBroker,
     PostgresServer,
 )
 
@@ -60,6 +61,17 @@ def sasl_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A broker whose client listener takes only SASL/PLAIN with the user above."""
     for broker in _broker(tmp_path_factory, KAFKA_SASL_USERS=f"{SASL_USER}:{SASL_PASSWORD}"):
         yield broker.bootstrap
+
+
+@pytest.fixture(scope="session")
+def mqtt_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MqttBroker]:
+    """A running mosquitto on a free port of 127.0.0.1."""
+    broker = MqttBroker(tmp_path_factory.mktemp("mosquitto"))
+    broker.run("start")
+    try:
+        yield broker
+    finally:
+        broker.run("stop")
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """The real servers of the integration tests, as the project's scripts start them: a Kafka broker
 in KRaft mode (scripts/kafka.sh), a standalone Flink cluster from the PyFlink package's own bin/
-(scripts/cluster.sh), a PostgreSQL server (scripts/postgres.sh). The fixtures that start them once
+(scripts/cluster.sh), a PostgreSQL server (scripts/postgres.sh), an MQTT broker (scripts/mosquitto.sh). The fixtures that start them once
 per test session are in tests/integration/conftest.py."""
 
 from __future__ import annotations
@@ -51,6 +51,22 @@ def sasl_client_properties(path: Path, password: str = SASL_PASSWORD) -> Path:
         f"sasl.username={SASL_USER}\nsasl.password={password}\n"
     )
     return path
+
+
+MOSQUITTO = ROOT / "scripts" / "mosquitto.sh"
+
+
+class MqttBroker:
+    """The MQTT broker of scripts/mosquitto.sh (Debian's mosquitto) on a free port; stop/start
+    drops every session (the broker keeps none on disk)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.port = free_port()
+        self.env = dict(os.environ, MQTT_PORT=str(self.port), MQTT_DIR=str(data_dir))
+
+    def run(self, command: str) -> None:
+        done = subprocess.run(["bash", str(MOSQUITTO), command], capture_output=True, text=True, timeout=600, env=self.env)
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 POSTGRES = ROOT / "scripts" / "postgres.sh"

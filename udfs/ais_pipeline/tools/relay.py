@@ -4,12 +4,15 @@ job to read with exactly-once guarantees (a direct network input could not repla
     ais-pipeline relay --from udp://127.0.0.1:10110 --topic ais-raw        # AIS-catcher -u, rtl-ais
     ais-pipeline relay --from tcp://feed.example:5631 --topic ais-raw      # an aggregator's stream
     ais-pipeline relay --from tcp-listen://127.0.0.1:5010 --topic ais-raw  # AIS-catcher -P
+    ais-pipeline relay --from mqtt://127.0.0.1:1883/ais/# --topic ais-raw  # AIS-catcher's MQTT output
 
 The producer is idempotent with ``acks=all``; a station's lines share one record key, so they
 keep their order. A line without a tag block gets one with the station (``--station``, else the
 sender's address) and the receive time (:func:`ais_pipeline.rules.feeds.tag_line`). When Kafka is
-slow or away, a TCP input stops reading (back-pressure: nothing is lost); UDP cannot be paused, so
-lines wait in a bounded buffer (``--buffer-lines``) and what does not fit is counted as dropped.
+slow or away, a TCP input stops reading (back-pressure: nothing is lost); MQTT messages (QoS 1, a
+persistent session) are acknowledged only once Kafka has every line of them, so the broker sends
+again what a relay that died had not handed on; UDP cannot be paused, so lines wait in a bounded
+buffer (``--buffer-lines``) and what does not fit is counted as dropped.
 Ctrl-C (or SIGTERM) flushes what the producer holds and prints the relay's summary.
 """
 
@@ -24,12 +27,13 @@ import os
 import signal
 import sys
 import time
+import zlib
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ais_pipeline.config import kafka_client_properties
+from ais_pipeline.config import feed_secrets, kafka_client_properties
 from ais_pipeline.errors import ConfigError, guarded
 from ais_pipeline.rules.feeds import FeedUrl, LineSplitter, parse_feed_url, tag_line
 from ais_pipeline.tools.replay import ensure_topic, librdkafka_properties
@@ -50,6 +54,7 @@ class Counts:
     too_long: int = 0
     failed: int = 0  # records Kafka did not take after its retries
     connections: int = 0
+    disconnects: int = 0  # connections a server or broker closed
     started: float = field(default_factory=time.monotonic)
 
     def line(self, pending: int) -> str:
@@ -67,15 +72,25 @@ class Counts:
             "too_long": self.too_long,
             "failed": self.failed,
             "connections": self.connections,
+            "disconnects": self.disconnects,
         }
 
 
 class Relay:
     """One feed into one topic."""
 
-    def __init__(self, feed: FeedUrl, topic: str, producer: Any, station: str, buffer_lines: int) -> None:
+    def __init__(
+        self,
+        feed: FeedUrl,
+        topic: str,
+        producer: Any,
+        station: str,
+        buffer_lines: int,
+        secrets: dict[str, str] | None = None,
+    ) -> None:
         self.feed, self.topic, self.producer = feed, topic, producer
         self.station = station
+        self.secrets = secrets or {}
         self.counts = Counts()
         self.buffer: deque[tuple[str, str]] = deque()  # UDP: (station, line) waiting for the producer
         self.buffer_lines = buffer_lines
@@ -88,21 +103,28 @@ class Relay:
             self.counts.failed += 1
             log.warning("relay: a record was not delivered: %s", err)
 
-    def _produce(self, station: str, line: str) -> bool:
-        """Hand one line to the producer; False when its queue is full."""
+    def _produce(self, station: str, line: str, received_ms: int | None = None, then: Any = None) -> bool:
+        """Hand one line to the producer; False when its queue is full. ``then(ok)`` is called
+        once Kafka has it (or has refused it)."""
+        ms = int(time.time() * 1000) if received_ms is None else received_ms
+
+        def delivered(err: Any, msg: Any) -> None:
+            self._delivered(err, msg)
+            if then is not None:
+                then(err is None)
+
         try:
             self.producer.produce(
-                self.topic, tag_line(line, station, int(time.time() * 1000)).encode(), station.encode(),
-                on_delivery=self._delivered,
-            )  # fmt: skip
+                self.topic, tag_line(line, station, ms).encode(), station.encode(), on_delivery=delivered
+            )
         except BufferError:
             return False
         self.producer.poll(0)
         return True
 
-    async def _produce_waiting(self, station: str, line: str) -> None:
+    async def _produce_waiting(self, station: str, line: str, received_ms: int | None = None, then: Any = None) -> None:
         """Back-pressure: wait until the producer takes the line."""
-        while not self._produce(station, line):
+        while not self._produce(station, line, received_ms, then):
             self.producer.poll(0.05)
             await asyncio.sleep(0.05)
 
@@ -134,6 +156,10 @@ class Relay:
                 continue
             delay = 1.0
             self.counts.connections += 1
+            login = self.secrets.get("login", "")
+            if login:  # a line the server expects first (never logged)
+                writer.write(login.encode() + b"\r\n")
+                await writer.drain()
             try:
                 await self._lines(reader, station)
             except (OSError, asyncio.IncompleteReadError) as exc:
@@ -141,6 +167,7 @@ class Relay:
             finally:
                 writer.close()
             if not self.stopping.is_set():
+                self.counts.disconnects += 1
                 log.info("relay: %s closed the connection; connecting again", self.feed)
                 await asyncio.sleep(delay)
 
@@ -190,6 +217,83 @@ class Relay:
         finally:
             transport.close()
 
+    async def mqtt(self) -> None:
+        """QoS 1 in a persistent session; a message is acknowledged once Kafka has all its lines,
+        in the order the messages came (as MQTT wants its acknowledgements)."""
+        import paho.mqtt.client as mqtt
+
+        loop = asyncio.get_running_loop()
+        arrived: asyncio.Queue[Any] = asyncio.Queue()
+        feed, secrets = self.feed, self.secrets
+        client_id = secrets.get("client.id") or f"ais-pipeline-relay-{zlib.crc32(f'{feed} {self.topic}'.encode()):08x}"
+        client = mqtt.Client(
+            mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=False, manual_ack=True
+        )  # fmt: skip
+        if secrets.get("username"):
+            client.username_pw_set(secrets["username"], secrets.get("password", ""))
+        session = [0]  # which connection a message came on: acknowledgements go back on that one
+
+        def on_connect(c: Any, _u: Any, _flags: Any, reason: Any, _props: Any) -> None:
+            if reason.is_failure:
+                log.warning("relay: the broker %s:%s refused the connection (%s)", feed.host, feed.port, reason)
+                return
+            session[0] += 1
+            self.counts.connections += 1
+            c.subscribe(feed.topic, qos=1)
+
+        def on_disconnect(_c: Any, _u: Any, _flags: Any, reason: Any, _props: Any) -> None:
+            if not self.stopping.is_set():
+                self.counts.disconnects += 1
+                log.warning("relay: the broker dropped the session (%s); connecting again", reason)
+
+        def on_message(_c: Any, _u: Any, msg: Any) -> None:
+            now = int(time.time() * 1000)
+            loop.call_soon_threadsafe(arrived.put_nowait, (session[0], msg.mid, msg.qos, msg.topic, msg.payload, now))
+
+        client.on_connect, client.on_disconnect, client.on_message = on_connect, on_disconnect, on_message
+        client.reconnect_delay_set(1, int(RECONNECT_MAX_S))
+        client.connect_async(feed.host, feed.port, keepalive=30)
+        client.loop_start()
+        unacked: deque[list[Any]] = deque()  # [session, mid, qos, lines not yet in Kafka], in arrival order
+
+        def acknowledge() -> None:
+            while unacked and unacked[0][3] == 0:
+                on, mid, qos, _ = unacked.popleft()
+                if on == session[0]:
+                    client.ack(mid, qos)
+
+        try:
+            while not self.stopping.is_set():
+                try:
+                    on, mid, qos, topic, payload, now = await asyncio.wait_for(arrived.get(), 0.1)
+                except TimeoutError:
+                    self.producer.poll(0)
+                    acknowledge()
+                    continue
+                splitter = LineSplitter()
+                lines = splitter.feed(payload)
+                rest = splitter.end()
+                if rest is not None:
+                    lines.append(rest)
+                self.counts.too_long += splitter.too_long
+                entry = [on, mid, qos, len(lines)]
+                unacked.append(entry)
+
+                def one_delivered(_ok: bool, entry: list[Any] = entry) -> None:
+                    entry[3] -= 1  # a record Kafka refused is counted as failed; MQTT will not send it again
+
+                station = self.station or topic
+                for line in lines:
+                    self.counts.lines_in += 1
+                    await self._produce_waiting(station, line, now, one_delivered)
+                acknowledge()
+            self.producer.flush(30)
+            acknowledge()
+        finally:
+            await asyncio.sleep(0.2)  # the acknowledgements go out before the disconnect
+            client.disconnect()
+            client.loop_stop()
+
     async def progress(self) -> None:
         while not self.stopping.is_set():
             with contextlib.suppress(asyncio.TimeoutError):
@@ -200,7 +304,9 @@ class Relay:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.stopping.set)
-        reader = {"udp": self.udp, "tcp": self.tcp_client, "tcp-listen": self.tcp_listen}[self.feed.scheme]
+        reader = {"udp": self.udp, "tcp": self.tcp_client, "tcp-listen": self.tcp_listen, "mqtt": self.mqtt}[
+            self.feed.scheme
+        ]
         task = asyncio.create_task(reader())
         shown = asyncio.create_task(self.progress())
         await self.stopping.wait()
@@ -212,11 +318,22 @@ class Relay:
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ais-pipeline relay", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--from", dest="source", required=True, help="udp://, tcp:// or tcp-listen://HOST:PORT")
+    parser.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        help="udp://, tcp:// or tcp-listen://HOST:PORT, or mqtt://HOST[:PORT]/TOPIC",
+    )
     parser.add_argument("--topic", required=True, help="the Kafka topic of raw lines")
     parser.add_argument("--station", default="", help="the station of lines without a tag block (default: the sender)")
     parser.add_argument("--bootstrap-servers", default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"))
     parser.add_argument("--kafka-properties", default=os.environ.get("KAFKA_PROPERTIES_FILE", ""))
+    parser.add_argument(
+        "--feed-properties",
+        default=os.environ.get("FEED_PROPERTIES_FILE", ""),
+        help="the feed's credentials: username, password (MQTT), login (a line a TCP server expects first),"
+        " client.id; FEED_USERNAME, FEED_PASSWORD, FEED_LOGIN, FEED_CLIENT_ID env vars too",
+    )
     parser.add_argument("--partitions", type=int, default=1, help="partitions of the topic when it is created")
     parser.add_argument("--buffer-lines", type=int, default=100_000, help="UDP: lines held while Kafka is slow")
     parser.add_argument("--summary", default="", help="also write the summary as JSON to this file")
@@ -238,7 +355,8 @@ def main(argv: Sequence[str]) -> int:
     from confluent_kafka import Producer
 
     producer = Producer(conf | {"enable.idempotence": True, "acks": "all", "linger.ms": 20})
-    relay = Relay(feed, args.topic, producer, args.station, args.buffer_lines)
+    secrets = feed_secrets(args.feed_properties, os.environ)
+    relay = Relay(feed, args.topic, producer, args.station, args.buffer_lines, secrets)
     log.info("relay: %s -> Kafka %s (%s)", feed, args.topic, args.bootstrap_servers)
     asyncio.run(relay.run())
     relay.counts.dropped += len(relay.buffer)  # held when the relay stopped and Kafka would not take them

@@ -1,7 +1,7 @@
 """The real components of the integration tests, each started once per test session: a Kafka
-broker in KRaft mode on free ports, a standalone Flink cluster from the PyFlink package's own bin/
-scripts, an MQTT broker (mosquitto), and a PostgreSQL server (tests/support/servers.py says how), and the fault tests' feed
-and its plain-loop result."""
+broker in KRaft mode on free ports, a standalone Flink cluster from the PyFlink package's own
+bin/ scripts, an MQTT broker (mosquitto), and a PostgreSQL server (tests/support/servers.py says
+how), and the fault tests' feed and its plain-loop result."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The real servers of the integration tests, as the project's scripts start them: a Kafka broker
 in KRaft mode (scripts/kafka.sh), a standalone Flink cluster from the PyFlink package's own bin/
-(scripts/cluster.sh), a PostgreSQL server (scripts/postgres.sh), an MQTT broker (scripts/mosquitto.sh). The fixtures that start them once
+(scripts/cluster.sh), a PostgreSQL server (scripts/postgres.sh), an MQTT broker
+(scripts/mosquitto.sh). The fixtures that start them once
 per test session are in tests/integration/conftest.py."""
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class MqttBroker:
         self.env = dict(os.environ, MQTT_PORT=str(self.port), MQTT_DIR=str(data_dir))
 
     def run(self, command: str) -> None:
-        done = subprocess.run(["bash", str(MOSQUITTO), command], capture_output=True, text=True, timeout=600, env=self.env)
+        cmd = ["bash", str(MOSQUITTO), command]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=self.env)
         assert done.returncode == 0, done.stdout + done.stderr
 
 

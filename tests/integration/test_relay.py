@@ -124,3 +124,54 @@ def test_a_udp_flood_beyond_the_buffer_is_counted_as_dropped_exactly(kafka: str,
     assert summary["lines_in"] == summary["produced"] + summary["dropped"]  # nothing lost without a count
     assert len(records) == summary["produced"] and summary["undelivered"] == 0
     assert summary["lines_in"] <= sent
+
+
+def test_a_relay_killed_mid_tcp_stream_and_started_again_leaves_every_line_in_kafka_once(kafka: str):
+    """The server is as rtl-ais is: each client that connects first gets the lines of the last
+    moments again (here 3,000), then the stream goes on. The relay is killed without a word in
+    the middle (what it held is lost) and started again: the server's resend makes up for the
+    loss, and the lines Kafka has already are skipped."""
+    lines = SAMPLE_INPUT.read_text().splitlines()
+    resend = 3_000
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    state = {"next": 0, "connections": 0}
+
+    def serve() -> None:
+        while state["next"] < len(lines):
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            state["connections"] += 1
+            with conn:
+                try:
+                    start = state["next"]
+                    conn.sendall("".join(line + "\r\n" for line in lines[max(0, start - resend) : start]).encode())
+                    while state["next"] < len(lines):
+                        chunk = lines[state["next"] : state["next"] + RATE // 10]
+                        conn.sendall("".join(line + "\r\n" for line in chunk).encode())
+                        state["next"] += len(chunk)
+                        time.sleep(0.1)
+                    time.sleep(30)  # the end: the relay reads what it has
+                except OSError:
+                    continue  # the client is gone: the next one gets the resend
+
+    threading.Thread(target=serve, daemon=True).start()
+    first = relay(kafka, f"tcp://127.0.0.1:{port}", "relay-killed")
+    wait_for_records(kafka, "relay-killed", 3_000)
+    first.send_signal(signal.SIGKILL)
+    first.communicate(timeout=30)
+    assert 0 < state["next"] < len(lines), "the stream was not cut in the middle"
+    second = relay(kafka, f"tcp://127.0.0.1:{port}", "relay-killed")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and state["next"] < len(lines):
+        time.sleep(0.5)
+    records = wait_for_records(kafka, "relay-killed", len(lines))
+    time.sleep(2)
+    summary = stopped(second)
+    server.close()
+    records = read_topic(kafka, "relay-killed")
+    assert state["connections"] == 2
+    assert [value for _, value in records] == lines  # every line once, in order
+    assert summary["resent"] > 0 and summary["produced"] == summary["lines_in"] - summary["resent"]

@@ -14,7 +14,9 @@ from ais_pipeline.rules.feeds import (
     MAX_LINE_BYTES,
     FeedUrl,
     LineSplitter,
+    Resends,
     parse_feed_url,
+    raw_line,
     stamped_on_receipt,
     tag_line,
 )
@@ -88,3 +90,20 @@ def test_splitting_follows_the_golden_cases_the_java_inputs_share(case: dict[str
     splitter = LineSplitter()
     lines = [line for i in range(0, len(data), chunk) for line in splitter.feed(data[i : i + chunk])]
     assert (lines, splitter.end(), splitter.too_long) == (case["lines"], case["rest"], case["too_long"])
+
+
+def test_a_connections_first_lines_that_kafka_has_are_resends_and_skipped_until_the_first_new_one():
+    resends = Resends(keep=4)
+    first = resends.connected()
+    assert all(first.fresh(line) for line in ["a", "b", "c", "d", "e"])  # nothing to skip on a first connection
+    again = resends.connected()  # the server sends its last three again, then goes on
+    assert [line for line in ["c", "d", "e", "f", "c", "g"] if again.fresh(line)] == ["f", "c", "g"]
+    assert again.skipped == 3  # "c" after "f" is in the middle of the connection: it passes
+    assert "a" not in resends and "g" in resends  # only the last `keep` lines are held
+
+
+def test_the_raw_line_of_a_stamped_record_is_what_its_sender_sent():
+    stamped = tag_line(SENTENCE, "10.0.0.7", 1_700_000_000_000)
+    assert raw_line(stamped) == SENTENCE
+    norwegian = "\\s:2573555,c:1707873398*05\\!BSVDM,1,1,,A,13m<EQ0P00PAd9JP;GI`0?wb0<0s,0*4C"
+    assert raw_line(norwegian) == norwegian  # a sender's own tag block is part of its line

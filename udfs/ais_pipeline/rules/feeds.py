@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import urllib.parse
+from collections import deque
 from dataclasses import dataclass
 
 from ais_pipeline.errors import ConfigError
@@ -165,3 +166,67 @@ class LineSplitter:
         """What is left when the stream ends: a last line without a line break, or None."""
         rest, self._partial = self._partial, b""
         return rest.decode("utf-8", errors="replace") if rest else None
+
+
+def raw_line(value: str) -> str:
+    """A line as its sender sent it: without the tag block :func:`tag_line` gave it."""
+    if stamped_on_receipt(value):
+        return value[value.index("\\", 1) + 1 :]
+    return value
+
+
+class Resends:
+    """What a station's feed sends again when it is connected to again, recognised and skipped.
+
+    Some TCP servers re-send the lines they hold to every client that connects (rtl-ais holds the
+    last 15 s), and a relay that was stopped or killed has lost the lines that were in flight. So
+    at the start of each connection, lines that are among the station's recent ones (the last
+    ``keep`` lines that went into Kafka; after a restart, read back from the topic) are skipped,
+    until the first line that is not: from there on every line of the connection passes, so a
+    line is never skipped in the middle of one. (A line a feed repeats exactly at the start of a
+    connection is a duplicate the job would remove anyway.)"""
+
+    def __init__(self, keep: int = 20_000) -> None:
+        self.keep = keep
+        self._order: deque[str] = deque()
+        self._count: dict[str, int] = {}
+
+    def remember(self, line: str) -> None:
+        self._order.append(line)
+        self._count[line] = self._count.get(line, 0) + 1
+        if len(self._order) > self.keep:
+            old = self._order.popleft()
+            left = self._count[old] - 1
+            if left:
+                self._count[old] = left
+            else:
+                del self._count[old]
+
+    def __contains__(self, line: str) -> bool:
+        return line in self._count
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def connected(self) -> Connection:
+        """A new connection of the station: what it sends first may be sent again."""
+        return Connection(self)
+
+
+class Connection:
+    """One connection's lines through its station's :class:`Resends`."""
+
+    def __init__(self, resends: Resends) -> None:
+        self.resends = resends
+        self.skipping = len(resends) > 0
+        self.skipped = 0
+
+    def fresh(self, line: str) -> bool:
+        """Whether a line goes on (and is remembered), or is a resend."""
+        if self.skipping:
+            if line in self.resends:
+                self.skipped += 1
+                return False
+            self.skipping = False
+        self.resends.remember(line)
+        return True

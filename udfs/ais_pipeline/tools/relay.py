@@ -35,7 +35,7 @@ from typing import Any
 
 from ais_pipeline.config import feed_secrets, kafka_client_properties
 from ais_pipeline.errors import ConfigError, guarded
-from ais_pipeline.rules.feeds import FeedUrl, LineSplitter, parse_feed_url, tag_line
+from ais_pipeline.rules.feeds import FeedUrl, LineSplitter, Resends, parse_feed_url, raw_line, tag_line
 from ais_pipeline.tools.replay import ensure_topic, librdkafka_properties
 
 log = logging.getLogger("ais_pipeline.relay")
@@ -53,6 +53,7 @@ class Counts:
     dropped: int = 0  # UDP lines the full buffer could not take
     too_long: int = 0
     failed: int = 0  # records Kafka did not take after its retries
+    resent: int = 0  # lines a TCP feed sent again at the start of a connection, already in Kafka
     connections: int = 0
     disconnects: int = 0  # connections a server or broker closed
     started: float = field(default_factory=time.monotonic)
@@ -70,6 +71,7 @@ class Counts:
             "produced": self.produced,
             "dropped": self.dropped,
             "too_long": self.too_long,
+            "resent": self.resent,
             "failed": self.failed,
             "connections": self.connections,
             "disconnects": self.disconnects,
@@ -91,6 +93,8 @@ class Relay:
         self.feed, self.topic, self.producer = feed, topic, producer
         self.station = station
         self.secrets = secrets or {}
+        self.resends: dict[str, Resends] = {}  # station -> its recent lines (TCP feeds)
+        self.resend_window = 20_000
         self.counts = Counts()
         self.buffer: deque[tuple[str, str]] = deque()  # UDP: (station, line) waiting for the producer
         self.buffer_lines = buffer_lines
@@ -130,13 +134,17 @@ class Relay:
 
     async def _lines(self, reader: asyncio.StreamReader, station: str) -> None:
         splitter = LineSplitter()
+        connection = self.resends.setdefault(station, Resends(self.resend_window)).connected()
         while not self.stopping.is_set():
             chunk = await reader.read(1 << 16)
             if not chunk:
                 break
             for line in splitter.feed(chunk):
                 self.counts.lines_in += 1
-                await self._produce_waiting(station, line)
+                if connection.fresh(line):
+                    await self._produce_waiting(station, line)
+                else:
+                    self.counts.resent += 1
         rest = splitter.end()
         if rest is not None:  # the sender closed in the middle of a line: passed on, the job judges it
             self.counts.lines_in += 1
@@ -316,6 +324,38 @@ class Relay:
         shown.cancel()
 
 
+def recent_lines(conf: dict[str, Any], topic: str, keep: int) -> dict[str, Resends]:
+    """The last ``keep`` lines of each station (record key) in the topic, as their senders sent
+    them: what a TCP feed that sends its recent lines again must not put into Kafka twice."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(
+        conf | {"group.id": f"ais-pipeline-relay-tail-{os.getpid()}", "enable.auto.commit": False, "log_level": 0}
+    )
+    recent: dict[str, Resends] = {}
+    try:
+        metadata = consumer.list_topics(topic, timeout=30)
+        for partition in sorted(metadata.topics[topic].partitions):
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+            if high <= low:
+                continue
+            consumer.assign([TopicPartition(topic, partition, max(low, high - keep))])
+            offset = max(low, high - keep)
+            while offset < high - 1:
+                msg = consumer.poll(10)
+                if msg is None:
+                    break
+                if msg.error():
+                    continue
+                offset = msg.offset() or offset
+                key = (msg.key() or b"").decode("utf-8", errors="replace")
+                value = (msg.value() or b"").decode("utf-8", errors="replace")
+                recent.setdefault(key, Resends(keep)).remember(raw_line(value))
+    finally:
+        consumer.close()
+    return recent
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ais-pipeline relay", description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -336,6 +376,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--partitions", type=int, default=1, help="partitions of the topic when it is created")
     parser.add_argument("--buffer-lines", type=int, default=100_000, help="UDP: lines held while Kafka is slow")
+    parser.add_argument(
+        "--resend-window",
+        type=int,
+        default=20_000,
+        help="TCP: lines a station sends again at the start of a connection are skipped when they are among its"
+        " last N in the topic (0: none skipped)",
+    )
     parser.add_argument("--summary", default="", help="also write the summary as JSON to this file")
     return parser.parse_args(list(argv))
 
@@ -357,6 +404,9 @@ def main(argv: Sequence[str]) -> int:
     producer = Producer(conf | {"enable.idempotence": True, "acks": "all", "linger.ms": 20})
     secrets = feed_secrets(args.feed_properties, os.environ)
     relay = Relay(feed, args.topic, producer, args.station, args.buffer_lines, secrets)
+    relay.resend_window = args.resend_window
+    if feed.scheme in ("tcp", "tcp-listen") and args.resend_window > 0:
+        relay.resends = recent_lines(conf, args.topic, args.resend_window)
     log.info("relay: %s -> Kafka %s (%s)", feed, args.topic, args.bootstrap_servers)
     asyncio.run(relay.run())
     relay.counts.dropped += len(relay.buffer)  # held when the relay stopped and Kafka would not take them

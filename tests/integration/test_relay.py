@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -74,8 +75,12 @@ def test_a_tcp_feed_is_relayed_into_kafka_once_in_order_byte_for_byte(kafka: str
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    proc = relay(kafka, f"tcp://127.0.0.1:{port}", "relay-tcp")
+    metrics_port = unused_port()
+    proc = relay(kafka, f"tcp://127.0.0.1:{port}", "relay-tcp", "--metrics-port", str(metrics_port))
     records = wait_for_records(kafka, "relay-tcp", len(lines))
+    time.sleep(1)
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as resp:
+        scraped = dict(line.split(" ") for line in resp.read().decode().splitlines() if not line.startswith("#"))
     summary = stopped(proc)
     server.close()
     assert [value for _, value in records] == lines  # every line once, in order, as the sender wrote it
@@ -83,6 +88,9 @@ def test_a_tcp_feed_is_relayed_into_kafka_once_in_order_byte_for_byte(kafka: str
         len(lines), len(lines), 0, 0,
     )  # fmt: skip
     assert {key for key, _ in records} == {f"127.0.0.1:{port}"}  # one station, one key: its order kept
+    # Prometheus' view of the same counters
+    assert (scraped["ais_relay_lines_in_total"], scraped["ais_relay_produced_total"]) == (str(len(lines)),) * 2
+    assert (scraped["ais_relay_dropped_total"], scraped["ais_relay_waiting"]) == ("0", "0")
 
 
 def test_udp_datagrams_without_tag_blocks_get_their_station_and_receive_time(kafka: str, fixtures: Path):

@@ -21,20 +21,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import json
 import logging
 import os
 import signal
 import sys
+import threading
 import time
 import zlib
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tqdm import tqdm
 
 from ais_pipeline.config import feed_secrets, kafka_client_properties
 from ais_pipeline.errors import ConfigError, guarded
+from ais_pipeline.pipeline.progress import RecentRate
 from ais_pipeline.rules.feeds import FeedUrl, LineSplitter, Resends, parse_feed_url, raw_line, tag_line
 from ais_pipeline.tools.replay import ensure_topic, librdkafka_properties
 
@@ -58,12 +64,21 @@ class Counts:
     disconnects: int = 0  # connections a server or broker closed
     started: float = field(default_factory=time.monotonic)
 
-    def line(self, pending: int) -> str:
-        rate = self.lines_in / max(time.monotonic() - self.started, 1e-3)
+    def line(self, pending: int, rate: float) -> str:
+        """The progress line: lines in, produced, dropped, lag (lines not yet in Kafka), lines/s."""
         return (
             f"{self.lines_in:,} lines in, {self.produced:,} produced, {self.dropped:,} dropped, "
             f"{pending:,} waiting for Kafka, {rate:,.0f} lines/s"
         )
+
+    def prometheus(self, pending: int) -> str:
+        """The counters in Prometheus' text format."""
+        out = []
+        for name, value in self.summary().items():
+            metric = f"ais_relay_{name}_total"
+            out += [f"# TYPE {metric} counter", f"{metric} {value}"]
+        out += ["# TYPE ais_relay_waiting gauge", f"ais_relay_waiting {pending}"]
+        return "\n".join(out) + "\n"
 
     def summary(self) -> dict[str, int]:
         return {
@@ -302,11 +317,50 @@ class Relay:
             client.disconnect()
             client.loop_stop()
 
+    def pending(self) -> int:
+        """Lines read and not yet in Kafka."""
+        return len(self.producer) + len(self.buffer)
+
     async def progress(self) -> None:
-        while not self.stopping.is_set():
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), LOG_EVERY_S)
-            log.info("relay: %s", self.counts.line(len(self.producer) + len(self.buffer)))
+        """On a terminal one refreshing line (tqdm) every second, else a log line every 10 s."""
+        rate = RecentRate(time.monotonic())
+        bar = tqdm(bar_format="relay: {desc}", file=sys.stderr, leave=False) if sys.stderr.isatty() else None
+        logged = time.monotonic()
+        try:
+            while not self.stopping.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), 1.0)
+                self.producer.poll(0)  # delivery reports of a feed gone quiet
+                now = time.monotonic()
+                line = self.counts.line(self.pending(), rate.update(now, self.counts.lines_in))
+                if bar is not None:
+                    bar.set_description_str(line, refresh=True)
+                elif now - logged >= LOG_EVERY_S:
+                    log.info("relay: %s", line)
+                    logged = now
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def serve_metrics(self, address: str, port: int) -> ThreadingHTTPServer:
+        """``/metrics`` for Prometheus on ``address:port``, in a thread of its own."""
+        relay = self
+
+        class Metrics(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = relay.counts.prometheus(relay.pending()).encode()
+                self.send_response(200 if self.path.startswith("/metrics") else 404)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        server = ThreadingHTTPServer((address, port), Metrics)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -383,6 +437,17 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="TCP: lines a station sends again at the start of a connection are skipped when they are among its"
         " last N in the topic (0: none skipped)",
     )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=int(os.environ.get("RELAY_METRICS_PORT", "0")),
+        help="serve the counters to Prometheus on 127.0.0.1:PORT/metrics (0: off) [RELAY_METRICS_PORT]",
+    )
+    parser.add_argument(
+        "--bind-address",
+        default=os.environ.get("BIND_ADDRESS", "127.0.0.1"),
+        help="the address the metrics listen on; 0.0.0.0 opens them to the network [BIND_ADDRESS]",
+    )
     parser.add_argument("--summary", default="", help="also write the summary as JSON to this file")
     return parser.parse_args(list(argv))
 
@@ -408,7 +473,20 @@ def main(argv: Sequence[str]) -> int:
     if feed.scheme in ("tcp", "tcp-listen") and args.resend_window > 0:
         relay.resends = recent_lines(conf, args.topic, args.resend_window)
     log.info("relay: %s -> Kafka %s (%s)", feed, args.topic, args.bootstrap_servers)
+    metrics = None
+    if args.metrics_port:
+        try:
+            loopback = ipaddress.ip_address(args.bind_address).is_loopback
+        except ValueError:
+            raise ConfigError(f"--bind-address: not an IP address: {args.bind_address!r}") from None
+        if not loopback:
+            print(f"ais-pipeline: warning: --bind-address {args.bind_address}: the relay's metrics are open to the"
+                  " network", file=sys.stderr)  # fmt: skip
+        metrics = relay.serve_metrics(args.bind_address, args.metrics_port)
+        log.info("relay: metrics on http://%s:%d/metrics", args.bind_address, args.metrics_port)
     asyncio.run(relay.run())
+    if metrics is not None:
+        metrics.shutdown()
     relay.counts.dropped += len(relay.buffer)  # held when the relay stopped and Kafka would not take them
     remaining = producer.flush(30)
     summary = relay.counts.summary() | {"undelivered": remaining}

@@ -1,13 +1,15 @@
 package ais.flink.feeds;
 
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
 
 /**
  * What a feed did, as the source's metrics (web UI, REST API, Prometheus): lines received,
  * lines stamped on receipt, lines dropped (UDP, when the buffer is full), cut (longer than
- * {@link LineSplitter#MAX_LINE_BYTES}), connections made and lost.
+ * {@link LineSplitter#MAX_LINE_BYTES}), connections made and lost; for UDP also the datagrams the
+ * kernel dropped before they could be read (its socket buffer full).
  */
 public final class FeedCounts {
     public final AtomicLong lines = new AtomicLong();
@@ -16,6 +18,8 @@ public final class FeedCounts {
     public final AtomicLong tooLong = new AtomicLong();
     public final AtomicLong connections = new AtomicLong();
     public final AtomicLong disconnects = new AtomicLong();
+    /** UDP: datagrams the kernel dropped before the source could read them (-1: unknown). */
+    volatile LongSupplier kernelDrops = () -> -1L;
 
     void register(MetricGroup group) {
         gauge(group, "feed_lines", lines);
@@ -24,6 +28,7 @@ public final class FeedCounts {
         gauge(group, "feed_too_long", tooLong);
         gauge(group, "feed_connections", connections);
         gauge(group, "feed_disconnects", disconnects);
+        group.gauge("feed_dropped_by_kernel", (Gauge<Long>) () -> kernelDrops.getAsLong());
     }
 
     private static void gauge(MetricGroup group, String name, AtomicLong value) {
@@ -43,7 +48,9 @@ public final class FeedCounts {
     @Override
     public String toString() {
         return String.format(
-                "%d lines (%d stamped on receipt), %d dropped, %d cut as too long, %d connections, %d lost",
-                lines.get(), stamped.get(), dropped.get(), tooLong.get(), connections.get(), disconnects.get());
+                "%d lines (%d stamped on receipt), %d dropped (%d by the kernel), %d cut as too long, %d connections,"
+                        + " %d lost",
+                lines.get(), stamped.get(), dropped.get(), kernelDrops.getAsLong(), tooLong.get(), connections.get(),
+                disconnects.get());
     }
 }

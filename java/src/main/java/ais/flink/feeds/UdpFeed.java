@@ -5,6 +5,8 @@ import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.net.SocketException;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -32,6 +34,7 @@ final class UdpFeed extends QueuedFeed {
         socket.setReuseAddress(true);
         socket.setReceiveBufferSize(RECEIVE_BUFFER_BYTES);
         socket.bind(new InetSocketAddress(host, port));
+        counts.kernelDrops = this::kernelDrops;
         receiver = new Thread(this::receive, "udp feed " + host + ":" + port);
         receiver.setDaemon(true);
         receiver.start();
@@ -39,6 +42,29 @@ final class UdpFeed extends QueuedFeed {
 
     int localPort() {
         return socket.getLocalPort();
+    }
+
+    /**
+     * Datagrams the kernel dropped because the socket's buffer was full (Linux: the {@code drops}
+     * column of {@code /proc/net/udp} and {@code udp6} for this socket's port), or -1 where the
+     * kernel does not say.
+     */
+    long kernelDrops() {
+        String port = String.format(":%04X", socket.getLocalPort());
+        long drops = -1;
+        for (String table : new String[] {"/proc/net/udp", "/proc/net/udp6"}) {
+            try {
+                for (String row : Files.readAllLines(Paths.get(table))) {
+                    String[] fields = row.trim().split("\\s+");
+                    if (fields.length > 12 && fields[1].endsWith(port)) {
+                        drops = Math.max(drops, 0) + Long.parseLong(fields[fields.length - 1]);
+                    }
+                }
+            } catch (IOException | NumberFormatException e) {
+                // not Linux, or not readable: unknown
+            }
+        }
+        return drops;
     }
 
     private void receive() {

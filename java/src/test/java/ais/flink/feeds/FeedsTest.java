@@ -94,6 +94,7 @@ class FeedsTest {
             assertEquals(1_502, counts.lines.get());
             assertEquals(1_500 - held.size(), counts.dropped.get());
             assertTrue(held.size() >= 1_000, "held " + held.size());
+            assertEquals(0, feed.kernelDrops()); // the kernel's count of this socket (Linux), none here
         }
     }
 

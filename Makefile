@@ -12,6 +12,7 @@
 #   make replay                          the bundled sample into the topic ais-raw
 #   make submit-kafka                    the job on the cluster, from ais-raw to the ais.* topics
 #   make postgres-start | postgres-stop  a PostgreSQL server of the project's own on 127.0.0.1:55432
+#   make mosquitto-start | mosquitto-stop  an MQTT broker (Debian's mosquitto) on 127.0.0.1:1883
 
 PYTHON ?= python3
 VENV := .venv
@@ -21,7 +22,8 @@ MVN := mvn -q -B -Dstyle.color=never
 JAR := udfs/ais_pipeline/jars/ais-flink-helpers.jar
 
 .PHONY: setup run test test-java test-unit test-flink test-integration lint plain clean browser bench \
-	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka postgres-start postgres-stop
+	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka postgres-start postgres-stop \
+	mosquitto-start mosquitto-stop
 
 setup: $(STAMP) $(JAR)
 	$(PY) -m ais_pipeline.resources fetch kafka-connector jdbc kafka-broker
@@ -49,9 +51,11 @@ lint: setup
 # The benchmark: decode-only ceiling, plain loop, job at parallelism 1 and 2, on seeded feeds of
 # 100,000 and 400,000 lines, and a NOAA day of 1,000,000 rows (.csv.zst) beside a pandas loop,
 # twice each; writes the tables into docs/performance.md
-# (udfs/ais_pipeline/tools/bench.py).
+# (udfs/ais_pipeline/tools/bench.py); then the live feeds: the relay TCP->Kafka, the job's UDP
+# input at 10,000 lines/s, its memory over 10 minutes, into docs/live-feeds.md (tools/bench_live.py).
 bench: setup
 	$(PY) -m ais_pipeline.tools.bench --write-docs $(ARGS)
+	$(PY) -m ais_pipeline.tools.bench_live --write-docs
 
 # The Java operators on Flink's test harnesses, against the golden cases in tests/golden/.
 test-java: setup
@@ -74,6 +78,12 @@ postgres-stop:
 
 kafka-start: setup
 	bash scripts/kafka.sh start
+
+mosquitto-start:
+	bash scripts/mosquitto.sh start
+
+mosquitto-stop:
+	bash scripts/mosquitto.sh stop
 
 kafka-stop:
 	bash scripts/kafka.sh stop

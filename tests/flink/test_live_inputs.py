@@ -135,3 +135,29 @@ def test_a_tcp_server_feed_with_and_without_tag_blocks_and_a_close_mid_line(tmp_
     assert sent["before"] - 1 <= stamped <= sent["after"] + 1
     dead = read_jsonl(job.out / "dead_letter")
     assert sorted(d["reason"] for d in dead) == ["malformed", "not_text"], dead
+
+
+def test_udp_datagrams_that_are_not_text_not_ais_or_too_long_are_dead_letters_or_counted(tmp_path: Path):
+    port = unused_port()
+    job = LiveJob(tmp_path, f"udp://127.0.0.1:{port}", "--station", "rtl-ais")
+    good = position(244100000, 52.1, 4.3)
+    try:
+        wait_until_bound(port, "udp")
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            for datagram in [
+                b"\x00\x01\xff\xfe binary",  # not text
+                b"$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47",  # NMEA, not AIS
+                b"x" * 5_000,  # longer than any sentence: cut into 4,096 + 904 bytes
+                good.encode(),
+            ]:
+                sender.sendto(datagram, ("127.0.0.1", port))
+        job.wait_for("lines", 5)
+        assert job.metric("feed_too_long") == 1
+        time.sleep(2)
+        summary = job.stop()
+    finally:
+        job.kill()
+    assert (summary["lines"], summary["not_ais"], summary["positions_kept"], summary["accounted_lines"]) == (5, 1, 1, 5)
+    assert summary["stamped_on_receipt"] == 5
+    dead = sorted((d["reason"], len(d["raw"])) for d in read_jsonl(job.out / "dead_letter"))
+    assert [reason for reason, _ in dead] == ["malformed", "malformed", "not_text"], dead

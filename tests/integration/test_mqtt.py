@@ -98,6 +98,38 @@ def test_the_sample_over_mqtt_into_the_jobs_own_input_gives_the_file_runs_output
     assert_same_outputs(job.out, oracle)
 
 
+def test_a_broker_that_drops_the_session_is_connected_to_again_and_nothing_it_delivers_is_lost(
+    mqtt_broker: MqttBroker, tmp_path: Path
+):
+    """mosquitto restarted between two halves of the sample (it keeps no session on disk): the
+    job's input connects again, subscribes again, and the outputs are the file run's."""
+    payloads = messages(SAMPLE)
+    half = len(payloads) // 2
+    job = LiveJob(tmp_path, f"mqtt://127.0.0.1:{mqtt_broker.port}/ais/restart/#")
+    log = Path(mqtt_broker.env["MQTT_DIR"]) / "mosquitto.log"
+    try:
+        wait_for_a_subscriber(mqtt_broker, "ais-pipeline-")
+        publish(mqtt_broker, "ais/restart/station-117", payloads[:half])
+        job.wait_for("lines", sum(p.count("\n") + 1 for p in payloads[:half]))
+        log.write_text("")  # the restarted broker's log alone
+        mqtt_broker.run("stop")
+        time.sleep(2)
+        mqtt_broker.run("start")
+        wait_for_a_subscriber(mqtt_broker, "ais-pipeline-")
+        publish(mqtt_broker, "ais/restart/station-117", payloads[half:])
+        job.wait_for("lines", len(SAMPLE))
+        job.wait_for("feed_disconnects", 1, timeout_s=30)
+        assert job.metric("feed_connections") == 2
+        time.sleep(2)
+        summary = job.stop()
+    finally:
+        job.kill()
+    assert {k: summary[k] for k in SAMPLE_SUMMARY} == SAMPLE_SUMMARY
+    oracle = tmp_path / "oracle"
+    run_oracle(SAMPLE_INPUT, oracle)
+    assert_same_outputs(job.out, oracle)
+
+
 def relay(kafka: str, broker: MqttBroker, topic: str) -> subprocess.Popen[str]:
     cmd = [sys.executable, "-m", "ais_pipeline.cli", "relay", "--from", f"mqtt://127.0.0.1:{broker.port}/ais/relay/#"]
     return subprocess.Popen(

@@ -17,6 +17,7 @@ from typing import Any
 import psutil
 
 from ais_pipeline.pipeline.ports import unused_port
+from ais_pipeline.pipeline.progress import metric_query
 from tests.support.jobs import ROOT
 
 RATE = 5_000  # lines/s, about what a busy shore receiver or an aggregator sends
@@ -57,7 +58,7 @@ class LiveJob:
                 ids = [m["id"] for m in self._get(base) if m["id"].rsplit(".", 1)[-1] == name]
                 if ids:
                     found = True
-                    total += sum(int(float(m["value"])) for m in self._get(f"{base}?get={','.join(ids)}"))
+                    total += sum(int(float(m["value"])) for m in self._get(f"{base}?get={metric_query(ids)}"))
             return total if found else None
         except (OSError, ValueError, KeyError):
             return None

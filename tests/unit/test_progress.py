@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import urllib.parse
+
 import pytest
 
-from ais_pipeline.pipeline.progress import END_OF_INPUT, RecentRate, Snapshot, describe
+from ais_pipeline.pipeline.progress import END_OF_INPUT, RecentRate, Snapshot, describe, metric_query
 
 pytestmark = pytest.mark.unit
 
@@ -35,3 +37,10 @@ def test_the_rate_is_of_the_last_ten_seconds_so_a_run_waiting_for_files_shows_no
     assert rate.update(25.0, 30_000) == 20_000 / 15
     assert rate.update(31.0, 30_000) == 0.0
     assert rate.update(3600.0, 30_000) == 0.0
+
+
+def test_metric_ids_of_an_operator_named_after_an_mqtt_topic_filter_survive_the_query_string():
+    ids = ["0.Source__read_mqtt://127.0.0.1:1883/ais/#.feed_lines", "0.parse_lines.lines"]
+    query = metric_query(ids)
+    assert "#" not in query and "/" not in query
+    assert [urllib.parse.unquote(i) for i in query.split(",")] == ids

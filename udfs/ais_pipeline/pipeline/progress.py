@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections import deque
 from dataclasses import dataclass
@@ -102,7 +103,7 @@ class JobMetrics:
                 listed = self._get(f"{job}/{vertex}/metrics")
                 ids[:] = [m["id"] for m in listed if m["id"].rsplit(".", 1)[-1] in COUNTERS]
             for start in range(0, len(ids), 40):
-                for metric in self._get(f"{job}/{vertex}/metrics?get={','.join(ids[start : start + 40])}"):
+                for metric in self._get(f"{job}/{vertex}/metrics?get={metric_query(ids[start : start + 40])}"):
                     figure = COUNTERS[metric["id"].rsplit(".", 1)[-1]]
                     value = int(float(metric["value"]))
                     if figure == "lag":
@@ -125,6 +126,12 @@ def terminal_width() -> int:
     except OSError:
         columns = 0
     return columns or 100
+
+
+def metric_query(ids: list[str]) -> str:
+    """Metric ids for the REST API's ``?get=``, quoted: an operator's name may hold ``#`` or
+    ``/`` (an MQTT topic filter), which would cut the query short."""
+    return ",".join(urllib.parse.quote(i, safe="") for i in ids)
 
 
 class RecentRate:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ais_pipeline.pipeline.ports import unused_port
+from ais_pipeline.pipeline.progress import metric_query
 from ais_pipeline.resources import CHECKOUT as ROOT
 from ais_pipeline.tools.bench import _tree_rss_kb, feed, machine
 
@@ -135,7 +136,7 @@ class LiveJob:
                 ids = [m["id"] for m in json.loads(_get(path)) if m["id"].rsplit(".", 1)[-1] == name]
                 if ids:
                     found = True
-                    total += sum(int(float(m["value"])) for m in json.loads(_get(f"{path}?get={','.join(ids)}")))
+                    total += sum(int(float(m["value"])) for m in json.loads(_get(f"{path}?get={metric_query(ids)}")))
             return total if found else None
         except (OSError, ValueError, KeyError):
             return None

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ais_pipeline.pipeline.ports import unused_port as free_port
+from ais_pipeline.pipeline.progress import metric_query
 from ais_pipeline.resources import CHECKOUT as ROOT
 
 
@@ -46,7 +47,7 @@ def sample(base: str) -> dict[str, float] | None:
         path = f"/jobs/{job}/vertices/{vertex['id']}"
         ids = [m["id"] for m in get(base, path + "/metrics") if m["id"].endswith((".lines", ".dedup_keys_held"))]
         if ids:
-            for metric in get(base, f"{path}/metrics?get={','.join(ids)}"):
+            for metric in get(base, f"{path}/metrics?get={metric_query(ids)}"):
                 name = "keys_held" if metric["id"].endswith("keys_held") else "lines"
                 row[name] += float(metric["value"])
         if "cell windows" in vertex["name"]:  # right after the dedup operator, with its watermark

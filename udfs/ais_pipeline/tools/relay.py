@@ -110,6 +110,7 @@ class Relay:
         self.secrets = secrets or {}
         self.resends: dict[str, Resends] = {}  # station -> its recent lines (TCP feeds)
         self.resend_window = 20_000
+        self.polls = 0
         self.counts = Counts()
         self.buffer: deque[tuple[str, str]] = deque()  # UDP: (station, line) waiting for the producer
         self.buffer_lines = buffer_lines
@@ -126,19 +127,24 @@ class Relay:
         """Hand one line to the producer; False when its queue is full. ``then(ok)`` is called
         once Kafka has it (or has refused it)."""
         ms = int(time.time() * 1000) if received_ms is None else received_ms
+        report: Any = self._delivered
+        if then is not None:
 
-        def delivered(err: Any, msg: Any) -> None:
-            self._delivered(err, msg)
-            if then is not None:
+            def report_then(err: Any, msg: Any) -> None:
+                self._delivered(err, msg)
                 then(err is None)
+
+            report = report_then
 
         try:
             self.producer.produce(
-                self.topic, tag_line(line, station, ms).encode(), station.encode(), on_delivery=delivered
+                self.topic, tag_line(line, station, ms).encode(), station.encode(), on_delivery=report
             )
         except BufferError:
             return False
-        self.producer.poll(0)
+        self.polls += 1
+        if self.polls % 64 == 0:  # delivery reports now and then, not a call per line
+            self.producer.poll(0)
         return True
 
     async def _produce_waiting(self, station: str, line: str, received_ms: int | None = None, then: Any = None) -> None:
@@ -156,10 +162,10 @@ class Relay:
                 break
             for line in splitter.feed(chunk):
                 self.counts.lines_in += 1
-                if connection.fresh(line):
-                    await self._produce_waiting(station, line)
-                else:
+                if not connection.fresh(line):
                     self.counts.resent += 1
+                elif not self._produce(station, line):
+                    await self._produce_waiting(station, line)
         rest = splitter.end()
         if rest is not None:  # the sender closed in the middle of a line: passed on, the job judges it
             self.counts.lines_in += 1

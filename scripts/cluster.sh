@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A standalone Flink cluster from the PyFlink package's own bin/ scripts, configured by flink-conf/.
-#   scripts/cluster.sh start | stop | submit [job flags...] | add-taskmanager | kill-taskmanager
+#   scripts/cluster.sh start | stop | submit [job flags...] | add-taskmanager [N] | kill-taskmanager
+# start brings up a JobManager and one TaskManager of one slot per line of flink-conf/workers (two:
+# in thread mode each TaskManager is one Python interpreter, so TaskManagers are what scale).
 # submit passes FLINK_RUN_ARGS to `flink run` (for example "-s <savepoint> -p 2"); kill-taskmanager
-# kills every TaskManager with SIGKILL (fault injection), add-taskmanager starts one more.
+# kills every TaskManager with SIGKILL (fault injection), add-taskmanager starts N more (1).
 # Logs go to log/flink/. Thread mode embeds the venv's Python in the TaskManager: the daemons get
 # PYTHONPATH (the venv's site-packages and udfs/, the job's package) from here, and flink-python's jar goes to
 # lib/ (without it a TaskManager's second job failed with NoSuchFieldException: loadedLibraryNames).
@@ -62,8 +64,10 @@ case "${1:-}" in
     fi
     bash "$flink_home/bin/start-cluster.sh"
     url=$(rest_url)
-    for _ in $(seq 1 60); do
-      if curl -fsS "$url/taskmanagers" 2>/dev/null | grep -q '"taskmanagers":\[{'; then
+    wanted=$(grep -c . "$FLINK_CONF_DIR/workers")
+    for _ in $(seq 1 90); do
+      up=$(curl -fsS "$url/taskmanagers" 2>/dev/null | "$py" -c 'import json, sys; print(len(json.load(sys.stdin)["taskmanagers"]))' 2>/dev/null || echo 0)
+      if [ "$up" -ge "$wanted" ]; then
         echo "cluster up: $url"
         exit 0
       fi
@@ -84,13 +88,13 @@ case "${1:-}" in
       -pyexec "$py" -pyclientexec "$py" "$@"
     ;;
   add-taskmanager)
-    bash "$flink_home/bin/taskmanager.sh" start
+    for _ in $(seq 1 "${2:-1}"); do bash "$flink_home/bin/taskmanager.sh" start; done
     ;;
   kill-taskmanager)
     pkill -9 -f 'org.apache.flink.runtime.taskexecutor.TaskManagerRunner' && echo "killed" || echo "no TaskManager"
     ;;
   *)
-    echo "usage: scripts/cluster.sh start | stop | submit [job flags...] | add-taskmanager | kill-taskmanager" >&2
+    echo "usage: scripts/cluster.sh start | stop | submit [job flags...] | add-taskmanager [N] | kill-taskmanager" >&2
     exit 2
     ;;
 esac

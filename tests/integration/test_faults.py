@@ -33,7 +33,7 @@ from tests.support.kafka import (
     wait_until_only_live_taskmanagers,
     write_outputs,
 )
-from tests.support.servers import CLUSTER, Broker
+from tests.support.servers import CLUSTER, TASKMANAGERS, Broker
 
 pytestmark = pytest.mark.integration
 RESULTS = ROOT / "build" / "reliability" / "recovery.json"
@@ -78,7 +78,7 @@ def test_taskmanager_killed_with_sigkill_restores_from_the_last_checkpoint(
     wait_until_midstream(cluster, job)
     failed_at = int(time.time() * 1000)
     subprocess.run(["bash", str(CLUSTER), "kill-taskmanager"], check=True, capture_output=True)
-    subprocess.run(["bash", str(CLUSTER), "add-taskmanager"], check=True, capture_output=True)
+    subprocess.run(["bash", str(CLUSTER), "add-taskmanager", str(TASKMANAGERS)], check=True, capture_output=True)
     assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=400) == "FINISHED"
     assert restarts(cluster, job) >= 1
     recovery_times["taskmanager killed (kill -9), new TaskManager started"] = first_commit_after(

@@ -28,7 +28,7 @@ from tests.support.kafka import (
     wait_until_midstream,
     wait_until_only_live_taskmanagers,
 )
-from tests.support.servers import CLUSTER, ROOT, PostgresServer
+from tests.support.servers import CLUSTER, ROOT, TASKMANAGERS, PostgresServer
 from tests.support.web import assert_on_no_page
 
 pytestmark = pytest.mark.integration
@@ -242,7 +242,7 @@ def test_kafka_into_postgres_with_a_taskmanager_killed_holds_the_uninterrupted_t
     wait_until_midstream(cluster, job)
     assert_on_no_page(cluster, job, postgres_server.password)
     subprocess.run(["bash", str(CLUSTER), "kill-taskmanager"], check=True, capture_output=True)
-    subprocess.run(["bash", str(CLUSTER), "add-taskmanager"], check=True, capture_output=True)
+    subprocess.run(["bash", str(CLUSTER), "add-taskmanager", str(TASKMANAGERS)], check=True, capture_output=True)
     assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=400) == "FINISHED"
     assert in_tables(target, revisions=False) == as_stored(oracle, revisions=False)
     for log in (ROOT / "log" / "flink").glob("*"):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ais_pipeline.config import OUTPUT_KEYS
-from tests.support.servers import CLUSTER, FAULT_FEED_COPIES, ROOT
+from tests.support.servers import CLUSTER, FAULT_FEED_COPIES, ROOT, TASKMANAGERS
 
 FAULT_FEED_LINES = FAULT_FEED_COPIES * 10_000
 
@@ -185,7 +185,7 @@ def wait_until_only_live_taskmanagers(cluster: str) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         tms = rest(cluster, "/taskmanagers")["taskmanagers"]
-        if len(tms) == 1 and tms[0]["freeSlots"] == tms[0]["slotsNumber"]:
+        if len(tms) == TASKMANAGERS and all(tm["freeSlots"] == tm["slotsNumber"] for tm in tms):
             return
         time.sleep(1)
     raise AssertionError(f"the cluster still lists {len(tms)} TaskManagers")

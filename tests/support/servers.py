@@ -19,6 +19,8 @@ SASL_USER, SASL_PASSWORD = "ais", "s3cret-for-the-test"
 
 
 CLUSTER = ROOT / "scripts" / "cluster.sh"
+# The cluster's TaskManagers, one slot each (flink-conf/workers).
+TASKMANAGERS = len((ROOT / "flink-conf" / "workers").read_text().split())
 
 
 KAFKA = ROOT / "scripts" / "kafka.sh"

@@ -34,9 +34,10 @@ def job_args(compose: dict) -> list[str]:
 
 def test_services_and_web_ui_port_match_flink_conf(compose, conf):
     services = compose["services"]
-    assert set(services) == {"kafka", "replay", "jobmanager", "taskmanager", "postgres", "submit"}
+    assert set(services) == {"kafka", "replay", "jobmanager", "taskmanager", "taskmanager-2", "postgres", "submit"}
     assert services["jobmanager"]["ports"][0] == f"127.0.0.1:{conf['rest']['port']}:{conf['rest']['port']}"
-    assert services["jobmanager"]["command"] == "jobmanager" and services["taskmanager"]["command"] == "taskmanager"
+    assert services["jobmanager"]["command"] == "jobmanager"
+    assert services["taskmanager"]["command"] == services["taskmanager-2"]["command"] == "taskmanager"
     props = yaml.safe_load(services["jobmanager"]["environment"]["FLINK_PROPERTIES"])
     assert props["jobmanager.rpc.address"] == "jobmanager"
     assert props["python.executable"] == "/opt/venv/bin/python"
@@ -67,6 +68,7 @@ def test_closed_by_default_the_host_publishes_ports_on_loopback_only(compose, co
             assert mapping.startswith("127.0.0.1:"), mapping
     assert compose["services"]["jobmanager"]["ports"] == ["127.0.0.1:8081:8081", "127.0.0.1:9249:9249"]
     assert compose["services"]["taskmanager"]["ports"] == ["127.0.0.1:9250:9249"]
+    assert compose["services"]["taskmanager-2"]["ports"] == ["127.0.0.1:9251:9249"]
     assert conf["web"]["submit"]["enable"] is False and conf["web"]["cancel"]["enable"] is True
     assert conf["rest"]["bind-address"] == "127.0.0.1"
     assert conf["jobmanager"]["bind-host"] == "127.0.0.1" and conf["taskmanager"]["bind-host"] == "127.0.0.1"
@@ -135,7 +137,7 @@ def test_the_java_module_builds_against_the_flink_and_connector_the_job_runs_on(
 
 def test_checkpoints_go_to_a_volume_every_flink_container_shares(compose, conf):
     assert conf["execution"]["checkpointing"]["storage"] == "filesystem"
-    for name in ("jobmanager", "taskmanager", "submit"):
+    for name in ("jobmanager", "taskmanager", "taskmanager-2", "submit"):
         service = compose["services"][name]
         props = yaml.safe_load(service["environment"]["FLINK_PROPERTIES"])
         assert props["execution.checkpointing.dir"].startswith("file:///data/")
@@ -168,3 +170,11 @@ def test_the_job_writes_to_the_postgres_service_with_the_password_from_the_envir
         'touch /cache/jars/"$profile"/.complete' in dockerfile and "for profile in kafka-connector jdbc" in dockerfile
     )
     assert "postgres-data" in compose["volumes"]
+
+
+def test_every_taskmanager_has_one_slot_as_thread_mode_wants(compose, conf):
+    """In thread mode a TaskManager is one Python interpreter: its slots would share one GIL."""
+    assert conf["taskmanager"]["numberOfTaskSlots"] == 1
+    props = yaml.safe_load(compose["services"]["taskmanager"]["environment"]["FLINK_PROPERTIES"])
+    assert props["taskmanager.numberOfTaskSlots"] == 1
+    assert (ROOT / "flink-conf" / "workers").read_text().split() == ["localhost", "localhost"]

@@ -18,6 +18,7 @@ import argparse
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.resources import CHECKOUT as ROOT
 
 OUT = ROOT / "out" / "bench"
+STARTUP_LINES = 1_000
 PY = sys.executable
 
 
@@ -114,6 +116,30 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
+def _tree_cpu(root: int, seen: dict[int, float]) -> None:
+    """Record the CPU seconds (user + system) so far of a process and its descendants into
+    ``seen`` (pid -> seconds): summed at the end, it is the tree's CPU time, the JVM's included,
+    to the last sample."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    cpu: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        if pid in cpu:
+            seen[pid] = max(seen.get(pid, 0.0), cpu[pid])
+        todo.extend(children.get(pid, []))
+
+
 def _state(port: int) -> tuple[int, int] | None:
     """(bytes of the latest completed checkpoint, vessels held) of the job running behind
     ``port``, or None when it cannot tell yet."""
@@ -140,18 +166,21 @@ def _state(port: int) -> tuple[int, int] | None:
         return None
 
 
-def timed(cmd: list[str], port: int | None = None) -> tuple[float, float, float | None]:
-    """Wall seconds and peak resident memory in MB of one whole process tree (JVM included),
-    sampled every 0.2 s; for a job with a web UI on ``port``, the largest checkpoint's bytes per
-    vessel held, sampled every second."""
+def timed(cmd: list[str], port: int | None = None) -> tuple[float, float, float | None, float]:
+    """Wall seconds, peak resident memory in MB and CPU seconds of one whole process tree (JVM
+    included), sampled every 0.2 s; for a job with a web UI on ``port``, the largest checkpoint's
+    bytes per vessel held, sampled every second."""
     with tempfile.TemporaryFile("w+") as err:
         started = time.monotonic()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, text=True)
         peak = 0
         per_vessel: float | None = None
         last_sample = 0.0
+        cpu_seen: dict[int, float] = {}
         while proc.poll() is None:
             peak = max(peak, _tree_rss_kb(proc.pid))
+            _tree_cpu(proc.pid, cpu_seen)
             if port is not None and time.monotonic() - last_sample >= 1:
                 last_sample = time.monotonic()
                 state = _state(port)
@@ -164,7 +193,10 @@ def timed(cmd: list[str], port: int | None = None) -> tuple[float, float, float 
             log = OUT / f"failed-{int(time.time())}.log"
             log.write_text(" ".join(cmd) + "\n" + err.read())
             raise RuntimeError(f"{' '.join(cmd)} failed (exit {proc.returncode}): its stderr is in {log}")
-    return wall, peak / 1024, per_vessel
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    waited = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)  # the root, to its end
+    cpu = max(waited, sum(cpu_seen.values()))  # descendants the root did not wait for: as last sampled
+    return wall, peak / 1024, per_vessel, cpu
 
 
 def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str, Any]]:
@@ -186,17 +218,38 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str
             job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
             alternatives.append((f"Flink job, parallelism {p}", [*job, "--parallelism", str(p)], True))
         for name, cmd, is_job in alternatives:
-            walls, rss, state = [], [], []
+            walls, rss, state, cpus = [], [], [], []
             for _ in range(repeat):
                 port = unused_port() if is_job else None  # a new one each run: the last JVM may hold its port
-                wall, peak, per_vessel = timed([*cmd, "--web-ui-port", str(port)] if port else cmd, port)
+                wall, peak, per_vessel, cpu = timed([*cmd, "--web-ui-port", str(port)] if port else cmd, port)
                 walls.append(wall)
                 rss.append(peak)
+                cpus.append(cpu)
                 if per_vessel:
                     state.append(per_vessel)
-                print(f"{lines:>8} lines  {name:<26} {wall:7.1f} s  {peak:6.0f} MB", file=sys.stderr)
-            rows.append({"lines": lines, "name": name, "walls": walls, "rss": max(rss), "state": max(state or [0])})
+                print(f"{lines:>8} lines  {name:<26} {wall:7.1f} s  {peak:6.0f} MB  {cpu:6.1f} CPU s", file=sys.stderr)
+            rows.append(
+                {"lines": lines, "name": name, "walls": walls, "rss": max(rss), "state": max(state or [0]), "cpu": cpus}
+            )
     return rows
+
+
+def startup(parallelisms: list[int]) -> dict[str, tuple[float, float]]:
+    """The job's start-up, apart from its steady state: wall and CPU seconds of a run on the
+    first 1,000 lines of the benchmark feed (JVM, mini-cluster, Python workers, first records,
+    the end), per parallelism."""
+    path = OUT / "feed-startup.nmea"
+    if not path.exists():
+        with feed(100_000).open() as src:
+            path.write_text("".join(line for _, line in zip(range(STARTUP_LINES), src, strict=False)))
+    costs = {}
+    for p in parallelisms:
+        out = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+        cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
+        wall, _, _, cpu = timed([*cmd, "--parallelism", str(p), "--web-ui-port", str(unused_port())])
+        costs[f"Flink job, parallelism {p}"] = (wall, cpu)
+        print(f"start-up, parallelism {p}: {wall:.1f} s, {cpu:.1f} CPU s", file=sys.stderr)
+    return costs
 
 
 def run_csv(rows_wanted: int, repeat: int, parallelisms: list[int]) -> list[dict[str, Any]]:
@@ -217,7 +270,7 @@ def run_csv(rows_wanted: int, repeat: int, parallelisms: list[int]) -> list[dict
         walls, rss = [], []
         for _ in range(repeat):
             port = unused_port() if is_job else None
-            wall, peak, _ = timed([*cmd, "--web-ui-port", str(port)] if port else cmd, port)
+            wall, peak, _, _ = timed([*cmd, "--web-ui-port", str(port)] if port else cmd, port)
             walls.append(wall)
             rss.append(peak)
             print(f"{rows_wanted:>8} rows   {name:<32} {wall:7.1f} s  {peak:6.0f} MB", file=sys.stderr)
@@ -244,11 +297,16 @@ def csv_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def table(rows: list[dict[str, Any]]) -> str:
+def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float]] | None = None) -> str:
+    """The NMEA table: wall time and speed, memory, and CPU per line of the whole process tree
+    (every core's work, the JVM's included); for the job also its steady state, the start-up
+    (a run of the first 1,000 lines) taken off."""
+    starts = starts or {}
     out = [
         "| feed lines | run | seconds (each run) | lines/s (median) | peak RSS (process tree) "
-        "| state per vessel held | speed vs plain | share of the 2-core decode ceiling |",
-        "|---|---|---|---|---|---|---|---|",
+        "| state per vessel held | speed vs plain | share of the 2-core decode ceiling "
+        "| CPU us per line (process tree) | steady state: CPU us per line, lines/s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     by_size: dict[int, dict[str, float]] = {}
     for r in rows:
@@ -261,9 +319,26 @@ def table(rows: list[dict[str, Any]]) -> str:
         plain = by_size[lines]["plain Python loop"]
         decode = by_size[lines]["pyais decode only"]
         state = f"{r['state']:,.0f} B" if r.get("state") else ""
+        cpu = statistics.median(r["cpu"]) if r.get("cpu") else 0.0
+        steady = ""
+        if str(r["name"]) in starts:
+            start_wall, start_cpu = starts[str(r["name"])]
+            steady_lines = lines - STARTUP_LINES
+            steady = (
+                f"{(cpu - start_cpu) / steady_lines * 1e6:.1f} us, "
+                f"{steady_lines / max(median - start_wall, 1e-3):,.0f} lines/s"
+            )
         out.append(
             f"| {lines:,} | {r['name']} | {', '.join(f'{w:.1f}' for w in walls)} | {lines / median:,.0f} | "
-            f"{r['rss']:.0f} MB | {state} | {plain / median:.2f} | {decode / 2 / median:.2f} |"
+            f"{r['rss']:.0f} MB | {state} | {plain / median:.2f} | {decode / 2 / median:.2f} | "
+            f"{cpu / lines * 1e6:.1f} | {steady} |"
+        )
+    if starts:
+        out.append("")
+        out.append(
+            "Start-up (a run of the first 1,000 lines): "
+            + "; ".join(f"{name}: {wall:.1f} s, {cpu:.1f} CPU s" for name, (wall, cpu) in starts.items())
+            + "."
         )
     return "\n".join(out)
 
@@ -325,9 +400,10 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else []
     parallelisms = [int(p) for p in args.parallelism.split(",")]
     rows = run(sizes, args.repeat, parallelisms)
+    starts = startup(parallelisms) if rows else {}
     text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`:"
     if rows:
-        text += f"\n\n{table(rows)}\n\n{growth(rows)}"
+        text += f"\n\n{table(rows, starts)}\n\n{growth(rows)}"
     if args.csv_rows:
         text += f"\n\n{csv_table(run_csv(args.csv_rows, args.repeat, parallelisms))}"
     print(text)

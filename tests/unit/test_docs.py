@@ -26,6 +26,7 @@ FOREIGN = {
     "--isolation-level": "kafka-console-consumer.sh",
     "--property": "kafka-console-consumer.sh",
     "--build": "docker compose up",
+    "--from-literal": "kubectl create secret",
     "--native": "py-spy record",
     "--VDM": "NMEA's !--VDM (any talker)",
     "--VDO": "NMEA's !--VDO (any talker)",

@@ -2,7 +2,7 @@
 UDP input at a set rate, and the job's memory over a long stream.
 
     python -m ais_pipeline.tools.bench_live [--relay-lines 400000] [--udp-rate 10000 --udp-seconds 60]
-                                            [--memory-rate 2000 --memory-minutes 10] [--write-docs]
+                                            [--memory-rate 2000 --memory-minutes 16] [--write-docs]
 
 - **Relay, TCP -> Kafka.** A TCP server sends the benchmark feed as fast as the relay reads it;
   the relay produces into a KRaft broker of ``scripts/kafka.sh`` (on free ports). Lines/s from
@@ -11,10 +11,12 @@ UDP input at a set rate, and the job's memory over a long stream.
 - **The job's UDP input.** ``ais-pipeline run --input udp://...`` while a sender sends the feed's
   lines at ``--udp-rate`` lines/s, one datagram each, for ``--udp-seconds``; lost = sent - read
   (the summary's lines), and the source's own ``feed_dropped`` count.
-- **Memory over a long stream.** The same input for ``--memory-minutes`` at ``--memory-rate``,
-  the feed's sentences without their tag blocks (so the source stamps them with the time they
-  arrive, and event time moves as the wall clock does); the resident memory of the whole process
-  tree (the JVM included) and the last checkpoint's size, sampled every 30 s.
+- **Memory over a long stream.** The same input for ``--memory-minutes`` (16) at
+  ``--memory-rate`` (2,000), the feed's sentences without their tag blocks (so the source stamps
+  them with the time they arrive, and event time moves as the wall clock does), a sliding window
+  of ``--memory-slide-size`` (300 s: the state fills for the window plus the allowed lateness
+  before it can be flat); the resident memory of the whole process tree (the JVM included) and
+  the last checkpoint's size, sampled every 30 s, compared over the second half.
 
 Everything runs on this machine, the senders too. With --write-docs the table replaces the one
 between the bench-live markers of docs/live-feeds.md.
@@ -119,11 +121,11 @@ def relay_tcp(lines: list[str], bootstrap: str) -> dict[str, Any]:
 class LiveJob:
     """``ais-pipeline run --input udp://127.0.0.1:PORT`` in the background."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, *flags: str) -> None:
         self.udp, self.web = unused_port(), unused_port()
         self.out = out
         cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", f"udp://127.0.0.1:{self.udp}"]
-        cmd += ["--output", str(out), "--web-ui-port", str(self.web)]
+        cmd += ["--output", str(out), "--web-ui-port", str(self.web), *flags]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def metric(self, name: str) -> int | None:
@@ -220,11 +222,14 @@ def udp_direct(lines: list[str], rate: int, seconds: float) -> dict[str, Any]:
     }
 
 
-def memory_over_time(lines: list[str], rate: int, minutes: float) -> dict[str, Any]:
+def memory_over_time(lines: list[str], rate: int, minutes: float, slide_size_s: int) -> dict[str, Any]:
+    """State and memory over a long stream. The job's state fills for the longest time it holds
+    a report (the sliding window's size plus the allowed lateness, 120 s) before it can be flat:
+    ``slide_size_s`` shortens that warm-up, and the figures compare the stream's second half."""
     bare = [line.split("\\", 2)[-1] for line in lines]  # a line cut inside its tag block stays as it is
     samples: list[tuple[float, int, int | None]] = []
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as scratch:
-        job = LiveJob(Path(scratch) / "out")
+        job = LiveJob(Path(scratch) / "out", "--slide-size", str(slide_size_s))
         try:
             job.wait_running()
             started = time.monotonic()
@@ -238,11 +243,21 @@ def memory_over_time(lines: list[str], rate: int, minutes: float) -> dict[str, A
 
             sent = send_udp(job.udp, bare, rate, minutes * 60, sample)
             job.settle()
+            dropped, kernel = job.metric("feed_dropped"), job.metric("feed_dropped_by_kernel")
             summary = job.stop()
         finally:
             if job.proc.poll() is None:
                 job.proc.kill()
-    return {"rate": rate, "minutes": minutes, "sent": sent, "read": summary["lines"], "samples": samples}
+    return {
+        "rate": rate,
+        "minutes": minutes,
+        "slide_size_s": slide_size_s,
+        "sent": sent,
+        "read": summary["lines"],
+        "feed_dropped": dropped,
+        "dropped_by_kernel": kernel,
+        "samples": samples,
+    }
 
 
 def table(relay: dict[str, Any] | None, udp: dict[str, Any] | None, memory: dict[str, Any] | None) -> str:
@@ -259,14 +274,17 @@ def table(relay: dict[str, Any] | None, udp: dict[str, Any] | None, memory: dict
             f" the source (its buffer full), {udp['dropped_by_kernel']} by the kernel (the socket's) | no loss |"
         )
     if memory:
-        first, last = memory["samples"][0], memory["samples"][-1]
-        peak = max(s[1] for s in memory["samples"])
-        ckpt = [s[2] for s in memory["samples"] if s[2] is not None]
-        ckpt_text = f", last checkpoint {ckpt[0] / 1e6:.1f} -> {ckpt[-1] / 1e6:.1f} MB" if ckpt else ""
+        samples = memory["samples"]
+        half = [x for x in samples if x[0] >= memory["minutes"] * 30]
+        first, last = half[0], half[-1]
+        ckpt = [x[2] for x in half if x[2] is not None]
+        ckpt_text = f"; last checkpoint {ckpt[0] / 1e6:.1f} MB, then {ckpt[-1] / 1e6:.1f} MB" if ckpt else ""
         rows.append(
-            f"| the job's memory, UDP at {memory['rate']:,} lines/s for {memory['minutes']:.0f} min "
-            f"({memory['read']:,} lines) | RSS {first[1]:,} MB at {first[0] / 60:.1f} min, {last[1]:,} MB at "
-            f"{last[0] / 60:.1f} min (peak {peak:,}){ckpt_text} | flat |"
+            f"| the job's memory, UDP at {memory['rate']:,} lines/s for {memory['minutes']:.0f} min, sliding window "
+            f"{memory['slide_size_s']} s ({memory['read']:,} of {memory['sent']:,} lines read, "
+            f"{memory['feed_dropped']} dropped by the source, {memory['dropped_by_kernel']} by the kernel) "
+            f"| second half: RSS {first[1]:,} MB at {first[0] / 60:.1f} min, {last[1]:,} MB at {last[0] / 60:.1f} min"
+            f"{ckpt_text} | flat |"
         )
     return "\n".join(rows)
 
@@ -285,7 +303,8 @@ def main() -> int:
     parser.add_argument("--udp-rate", type=int, default=10_000)
     parser.add_argument("--udp-seconds", type=float, default=60, help="0 for none")
     parser.add_argument("--memory-rate", type=int, default=2_000)
-    parser.add_argument("--memory-minutes", type=float, default=10, help="0 for none")
+    parser.add_argument("--memory-minutes", type=float, default=16, help="0 for none")
+    parser.add_argument("--memory-slide-size", type=int, default=300, help="the memory run's sliding window, s")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     lines = feed(400_000).read_text().splitlines()
@@ -298,7 +317,7 @@ def main() -> int:
         udp = udp_direct(lines, args.udp_rate, args.udp_seconds)
         print(json.dumps(udp), flush=True)
     if args.memory_minutes:
-        memory = memory_over_time(lines, args.memory_rate, args.memory_minutes)
+        memory = memory_over_time(lines, args.memory_rate, args.memory_minutes, args.memory_slide_size)
         print(json.dumps(memory), flush=True)
     text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`"
     text += " (`python -m ais_pipeline.tools.bench_live`):"

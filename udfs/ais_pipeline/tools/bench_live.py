@@ -47,18 +47,23 @@ from ais_pipeline.tools.bench import _tree_rss_kb, feed, machine
 
 PY = sys.executable
 DOCS = ROOT / "docs" / "live-feeds.md"
+BROKER_PIDS: dict[str, int] = {}
 
 
 @contextlib.contextmanager
 def kafka_broker() -> Iterator[str]:
-    """A broker of scripts/kafka.sh on free ports and a scratch directory; its bootstrap address."""
+    """A broker of scripts/kafka.sh on free ports and a scratch directory; its bootstrap address
+    (its pid is in :data:`BROKER_PIDS` while it runs)."""
     directory = tempfile.mkdtemp(prefix="bench-kafka-")
     env = dict(os.environ, KAFKA_PORT=str(unused_port()), KAFKA_CONTROLLER_PORT=str(unused_port()), KAFKA_DIR=directory)
     script = str(ROOT / "scripts" / "kafka.sh")
     subprocess.run(["bash", script, "start"], env=env, check=True, capture_output=True, timeout=300)
+    bootstrap = f"127.0.0.1:{env['KAFKA_PORT']}"
+    BROKER_PIDS[bootstrap] = int((Path(directory) / "broker.pid").read_text())
     try:
-        yield f"127.0.0.1:{env['KAFKA_PORT']}"
+        yield bootstrap
     finally:
+        BROKER_PIDS.pop(bootstrap, None)
         subprocess.run(["bash", script, "clean"], env=env, capture_output=True, timeout=300)
 
 

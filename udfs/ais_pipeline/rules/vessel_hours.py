@@ -1,0 +1,123 @@
+"""Vessel hours per cell, as maritime planners measure density (plain Python): the time vessels
+spend in each cell, by ship type, instead of how often they were heard.
+
+- **Segments.** A vessel's kept positions, in event-time order, are held until the watermark
+  passes them (so that out-of-order reports are sorted first). The segment from position k to
+  position k+1 gives the time ``t(k+1) - t(k)`` to the cell of position k when that gap is at
+  most ``max_gap_ms`` (600 s by default); a longer gap is a hole in coverage and gives nothing.
+  The last position gives nothing until its next one is known; once the watermark passes
+  ``t(k) + max_gap_ms`` with no next position, the vessel fell silent and it is dropped.
+- **Panes.** A segment's time is split at pane boundaries, so each window holds the time that
+  falls inside it (:func:`split_at_panes`).
+- **Ship type.** The category of the vessel's most recent static report when the position was
+  kept (a CSV row's own vessel type), grouped as :data:`CATEGORIES` says; ``unknown`` without one.
+
+:class:`Track` is one vessel's held positions; it holds nothing once they are used.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+MAX_GAP_MS = 600_000
+
+# AIS ship and cargo type codes (ITU-R M.1371, message 5 / 24B) -> category, in the spirit of
+# EMODnet's vessel density maps. Codes not listed are "other"; no static report: "unknown".
+CATEGORIES: tuple[tuple[str, tuple[range, ...]], ...] = (
+    ("fishing", (range(30, 31),)),
+    ("service", (range(31, 33), range(50, 60))),  # towing, pilot, SAR, tug, port tender, law enforcement, medical
+    ("sailing", (range(36, 37),)),
+    ("pleasure", (range(37, 38),)),
+    ("high_speed", (range(40, 50),)),
+    ("passenger", (range(60, 70),)),
+    ("cargo", (range(70, 80),)),
+    ("tanker", (range(80, 90),)),
+)
+OTHER, UNKNOWN = "other", "unknown"
+ALL_CATEGORIES = (*(name for name, _ in CATEGORIES), OTHER, UNKNOWN)
+
+
+def ship_category(code: int | None) -> str:
+    """The category of an AIS ship type code; ``unknown`` for none."""
+    if code is None:
+        return UNKNOWN
+    for name, ranges in CATEGORIES:
+        if any(code in r for r in ranges):
+            return name
+    return OTHER
+
+
+def split_at_panes(start_ms: int, end_ms: int, pane_ms: int) -> list[tuple[int, int]]:
+    """The time from ``start_ms`` to ``end_ms`` as (pane start, milliseconds in that pane)."""
+    out = []
+    t = start_ms
+    while t < end_ms:
+        pane = t - t % pane_ms
+        upto = min(end_ms, pane + pane_ms)
+        out.append((pane, upto - t))
+        t = upto
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A kept position, as the track needs it."""
+
+    ts: int
+    cell: str
+    category: str
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """Time a vessel spent in a cell within one pane."""
+
+    cell: str
+    category: str
+    pane_start: int
+    ms: int
+
+
+@dataclass
+class Track:
+    """One vessel's positions until they are used: the pending ones (not yet passed by the
+    watermark, in event-time order) and the last one released (waiting for its next)."""
+
+    max_gap_ms: int
+    pane_ms: int
+    pending: list[Fix] = field(default_factory=list)
+    last: Fix | None = None
+
+    def add(self, fix: Fix) -> bool:
+        """Hold a position; False when it is older than the last one released (its segments
+        were decided without it: the caller counts it)."""
+        if self.last is not None and fix.ts < self.last.ts:
+            return False
+        bisect.insort(self.pending, fix, key=lambda f: f.ts)
+        return True
+
+    def advance(self, watermark: int) -> list[Segment]:
+        """The segments the watermark completes; positions used are dropped."""
+        out: list[Segment] = []
+        while self.pending and self.pending[0].ts <= watermark:
+            nxt = self.pending.pop(0)
+            last = self.last
+            if last is not None and 0 < nxt.ts - last.ts <= self.max_gap_ms:
+                for pane, ms in split_at_panes(last.ts, nxt.ts, self.pane_ms):
+                    out.append(Segment(last.cell, last.category, pane, ms))
+            self.last = nxt
+        if self.last is not None and not self.pending and watermark >= self.last.ts + self.max_gap_ms:
+            self.last = None  # silent past the cap: no next position will give it time
+        return out
+
+    @property
+    def empty(self) -> bool:
+        return not self.pending and self.last is None
+
+    def next_timer(self) -> int | None:
+        """The event time at which :meth:`advance` has something to do."""
+        times = [self.pending[0].ts] if self.pending else []
+        if self.last is not None:
+            times.append(self.last.ts + self.max_gap_ms)
+        return min(times) if times else None

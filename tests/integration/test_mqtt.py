@@ -68,7 +68,8 @@ def publish(broker: MqttBroker, topic: str, payloads: list[str], rate: int = 5_0
 
 
 def wait_for_a_subscriber(broker: MqttBroker, client_prefix: str, timeout_s: float = 120) -> None:
-    """mosquitto logs each client it admits: wait for one whose id starts so."""
+    """mosquitto logs each client it admits: wait for one whose id starts so (each test gives its
+    clients ids of their own: the log holds the earlier tests' clients too)."""
     log = Path(broker.env["MQTT_DIR"]) / "mosquitto.log"
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -82,9 +83,9 @@ def wait_for_a_subscriber(broker: MqttBroker, client_prefix: str, timeout_s: flo
 def test_the_sample_over_mqtt_into_the_jobs_own_input_gives_the_file_runs_outputs(
     mqtt_broker: MqttBroker, tmp_path: Path
 ):
-    job = LiveJob(tmp_path, f"mqtt://127.0.0.1:{mqtt_broker.port}/ais/direct/#")
+    job = LiveJob(tmp_path, f"mqtt://127.0.0.1:{mqtt_broker.port}/ais/direct/#", env={"FEED_CLIENT_ID": "job-direct"})
     try:
-        wait_for_a_subscriber(mqtt_broker, "ais-pipeline-")
+        wait_for_a_subscriber(mqtt_broker, "job-direct")
         publish(mqtt_broker, "ais/direct/station-117", messages(SAMPLE))
         job.wait_for("lines", len(SAMPLE))
         time.sleep(2)
@@ -105,17 +106,17 @@ def test_a_broker_that_drops_the_session_is_connected_to_again_and_nothing_it_de
     job's input connects again, subscribes again, and the outputs are the file run's."""
     payloads = messages(SAMPLE)
     half = len(payloads) // 2
-    job = LiveJob(tmp_path, f"mqtt://127.0.0.1:{mqtt_broker.port}/ais/restart/#")
+    job = LiveJob(tmp_path, f"mqtt://127.0.0.1:{mqtt_broker.port}/ais/restart/#", env={"FEED_CLIENT_ID": "job-restart"})
     log = Path(mqtt_broker.env["MQTT_DIR"]) / "mosquitto.log"
     try:
-        wait_for_a_subscriber(mqtt_broker, "ais-pipeline-")
+        wait_for_a_subscriber(mqtt_broker, "job-restart")
         publish(mqtt_broker, "ais/restart/station-117", payloads[:half])
         job.wait_for("lines", sum(p.count("\n") + 1 for p in payloads[:half]))
         log.write_text("")  # the restarted broker's log alone
         mqtt_broker.run("stop")
         time.sleep(2)
         mqtt_broker.run("start")
-        wait_for_a_subscriber(mqtt_broker, "ais-pipeline-")
+        wait_for_a_subscriber(mqtt_broker, "job-restart")
         publish(mqtt_broker, "ais/restart/station-117", payloads[half:])
         job.wait_for("lines", len(SAMPLE))
         job.wait_for("feed_disconnects", 1, timeout_s=30)

@@ -27,7 +27,7 @@ class LiveJob:
     """``ais-pipeline run --input URL --output DIR`` in the background, with its web UI on a
     free port; :meth:`stop` is Ctrl-C (SIGTERM, its twin): the job drains and sums itself up."""
 
-    def __init__(self, tmp: Path, url: str, *flags: str) -> None:
+    def __init__(self, tmp: Path, url: str, *flags: str, env: dict[str, str] | None = None) -> None:
         self.out = tmp / "out"
         self.port = unused_port()
         self.log_path = tmp / "job.log"
@@ -39,6 +39,7 @@ class LiveJob:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env=dict(os.environ, **(env or {})),
             )
 
     def log(self) -> str:

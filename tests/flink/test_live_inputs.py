@@ -20,6 +20,7 @@ from ais_pipeline.config import SAMPLE_INPUT
 from ais_pipeline.files import read_jsonl
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.rules.outputs import iso_ms
+from ais_pipeline.rules.parse import nmea_checksum
 from tests.support.jobs import SAMPLE_SUMMARY, assert_same_outputs, run_oracle
 from tests.support.live import LiveJob, send_tcp, send_udp, wait_until_bound
 from tests.support.nmea import position
@@ -72,17 +73,11 @@ def test_the_sample_from_a_tcp_sender_that_connects_here_gives_the_file_runs_out
 def talker(sentence: str, talker_id: str) -> str:
     """The sentence as another talker sends it (BS, AB: the Norwegian feed's), its checksum again."""
     body = talker_id + sentence[3 : sentence.index("*")]
-    check = 0
-    for ch in body:
-        check ^= ord(ch)
-    return f"!{body}*{check:02X}"
+    return f"!{body}*{nmea_checksum(body):02X}"
 
 
 def tag(body: str) -> str:
-    check = 0
-    for ch in body:
-        check ^= ord(ch)
-    return f"\\{body}*{check:02X}\\"
+    return f"\\{body}*{nmea_checksum(body):02X}\\"
 
 
 def test_a_tcp_server_feed_with_and_without_tag_blocks_and_a_close_mid_line(tmp_path: Path):

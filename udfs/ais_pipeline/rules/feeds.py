@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from ais_pipeline.errors import ConfigError
+from ais_pipeline.rules.parse import nmea_checksum
 
 SCHEMES = ("udp", "tcp", "tcp-listen", "mqtt")
 RECEIVED = "t:received"  # the tag-block field of a line stamped on receipt
@@ -102,13 +103,6 @@ def parse_feed_url(text: str, flag: str = "--from") -> FeedUrl:
     return FeedUrl(scheme, host, port, topic if scheme == "mqtt" else "")
 
 
-def _checksum(body: str) -> str:
-    value = 0
-    for ch in body:
-        value ^= ord(ch)
-    return f"{value:02X}"
-
-
 def tag_line(line: str, station: str, received_ms: int) -> str:
     """The line as it goes into Kafka: with a tag block of its station and receive time when it
     has none (``t:received`` marks the time as the receive time: the job counts those lines as
@@ -118,7 +112,7 @@ def tag_line(line: str, station: str, received_ms: int) -> str:
         return line
     safe = station.translate(_UNSAFE)
     body = f"s:{safe},c:{received_ms},{RECEIVED}"
-    return f"\\{body}*{_checksum(body)}\\{line}"
+    return f"\\{body}*{nmea_checksum(body):02X}\\{line}"
 
 
 def stamped_on_receipt(line: str) -> bool:

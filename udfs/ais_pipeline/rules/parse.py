@@ -82,7 +82,8 @@ def _receiver_time(value: str) -> int | None:
     return t if t >= _MS_THRESHOLD else t * 1000
 
 
-def _nmea_checksum(body: str) -> int:
+def nmea_checksum(body: str) -> int:
+    """The XOR of a sentence's (or a tag block's) characters between its start mark and ``*``."""
     value = 0
     for ch in body:
         value ^= ord(ch)
@@ -135,7 +136,7 @@ def parse_nmea(line: str) -> Parsed:
     except ValueError:
         return DeadLetter(line, "malformed", receiver, "checksum is not hexadecimal")
     body = text[1:star]
-    if _nmea_checksum(body) != expected:
+    if nmea_checksum(body) != expected:
         return DeadLetter(line, "checksum", receiver)
     if len(text) > star + 3:  # the US Coast Guard's (NAIS) fields after the checksum
         station, received = nais_fields(text[star + 3 :])

@@ -231,7 +231,9 @@ def memory_over_time(lines: list[str], rate: int, minutes: float, slide_size_s: 
     """State and memory over a long stream. The job's state fills for the longest time it holds
     a report (the sliding window's size plus the allowed lateness, 120 s) before it can be flat:
     ``slide_size_s`` shortens that warm-up, and the figures compare the stream's second half."""
-    bare = [line.split("\\", 2)[-1] for line in lines]  # a line cut inside its tag block stays as it is
+    # A line cut inside its tag block stays as it is; one cut right after it would be an empty
+    # datagram, which holds no line (the source reads none from it): left out.
+    bare = [b for b in (line.split("\\", 2)[-1] for line in lines) if b]
     samples: list[tuple[float, int, int | None]] = []
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as scratch:
         job = LiveJob(Path(scratch) / "out", "--slide-size", str(slide_size_s))

@@ -370,15 +370,20 @@ def machine() -> str:
     return f"{cpus} cores{mem}, {platform.python_implementation()} {platform.python_version()}, {java}"
 
 
-def update_docs(text: str) -> None:
-    readme = ROOT / "docs" / "performance.md"
-    content = readme.read_text()
-    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
-    if start not in content:
-        raise SystemExit("docs/performance.md has no bench markers")
+def write_between_markers(doc: Path, marker: str, text: str) -> None:
+    """Replace what stands between ``<!-- MARKER:start -->`` and ``<!-- MARKER:end -->`` in a
+    docs page with ``text``."""
+    content = doc.read_text()
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    if start not in content or end not in content:
+        raise SystemExit(f"{doc} has no {marker} markers")
     head, rest = content.split(start, 1)
     _, tail = rest.split(end, 1)
-    readme.write_text(f"{head}{start}\n{text}\n{end}{tail}")
+    doc.write_text(f"{head}{start}\n{text}\n{end}{tail}")
+
+
+def update_docs(text: str) -> None:
+    write_between_markers(ROOT / "docs" / "performance.md", "bench", text)
 
 
 def main() -> int:

@@ -43,7 +43,7 @@ from typing import Any
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.pipeline.progress import metric_query
 from ais_pipeline.resources import CHECKOUT as ROOT
-from ais_pipeline.tools.bench import _tree_rss_kb, feed, machine
+from ais_pipeline.tools.bench import _tree_rss_kb, feed, machine, write_between_markers
 
 PY = sys.executable
 DOCS = ROOT / "docs" / "live-feeds.md"
@@ -297,11 +297,7 @@ def table(relay: dict[str, Any] | None, udp: dict[str, Any] | None, memory: dict
 
 
 def update_docs(text: str) -> None:
-    content = DOCS.read_text()
-    start, end = "<!-- bench-live:start -->", "<!-- bench-live:end -->"
-    head, rest = content.split(start, 1)
-    _, tail = rest.split(end, 1)
-    DOCS.write_text(f"{head}{start}\n{text}\n{end}{tail}")
+    write_between_markers(DOCS, "bench-live", text)
 
 
 def main() -> int:

@@ -27,7 +27,7 @@ from typing import Any
 
 from ais_pipeline.pipeline.progress import metric_query
 from ais_pipeline.resources import CHECKOUT as ROOT
-from ais_pipeline.tools.bench import feed, machine
+from ais_pipeline.tools.bench import feed, machine, write_between_markers
 from ais_pipeline.tools.bench_live import BROKER_PIDS, kafka_broker
 
 PY = sys.executable
@@ -127,11 +127,7 @@ def table(lines: int, rows: list[dict[str, Any]]) -> str:
 
 
 def update_docs(text: str) -> None:
-    content = DOCS.read_text()
-    start, end = "<!-- bench-scale:start -->", "<!-- bench-scale:end -->"
-    head, rest = content.split(start, 1)
-    _, tail = rest.split(end, 1)
-    DOCS.write_text(f"{head}{start}\n{text}\n{end}{tail}")
+    write_between_markers(DOCS, "bench-scale", text)
 
 
 def main() -> int:

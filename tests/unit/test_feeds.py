@@ -107,3 +107,9 @@ def test_the_raw_line_of_a_stamped_record_is_what_its_sender_sent():
     assert raw_line(stamped) == SENTENCE
     norwegian = "\\s:2573555,c:1707873398*05\\!BSVDM,1,1,,A,13m<EQ0P00PAd9JP;GI`0?wb0<0s,0*4C"
     assert raw_line(norwegian) == norwegian  # a sender's own tag block is part of its line
+
+
+def test_a_whole_payload_gives_its_last_line_without_a_break_and_the_cuts():
+    assert LineSplitter.whole(b"a\r\nb") == (["a", "b"], 0)
+    assert LineSplitter.whole(b"x" * (MAX_LINE_BYTES + 1)) == (["x" * MAX_LINE_BYTES, "x"], 1)
+    assert LineSplitter.whole(b"") == ([], 0)

@@ -156,6 +156,17 @@ class LineSplitter:
             self.too_long += 1
         return data
 
+    @classmethod
+    def whole(cls, data: bytes) -> tuple[list[str], int]:
+        """The lines of one complete payload (a datagram, an MQTT message), its last line
+        without a line break included, and the number of cuts."""
+        splitter = cls()
+        lines = splitter.feed(data)
+        rest = splitter.end()
+        if rest is not None:
+            lines.append(rest)
+        return lines, splitter.too_long
+
     def end(self) -> str | None:
         """What is left when the stream ends: a last line without a line break, or None."""
         rest, self._partial = self._partial, b""

@@ -222,12 +222,8 @@ class Relay:
         class Datagrams(asyncio.DatagramProtocol):
             def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
                 station = relay.station or addr[0]
-                splitter = LineSplitter()
-                lines = splitter.feed(data)
-                rest = splitter.end()
-                if rest is not None:
-                    lines.append(rest)
-                relay.counts.too_long += splitter.too_long
+                lines, cut = LineSplitter.whole(data)
+                relay.counts.too_long += cut
                 for line in lines:
                     relay.counts.lines_in += 1
                     if len(relay.buffer) >= relay.buffer_lines:
@@ -299,12 +295,8 @@ class Relay:
                     self.producer.poll(0)
                     acknowledge()
                     continue
-                splitter = LineSplitter()
-                lines = splitter.feed(payload)
-                rest = splitter.end()
-                if rest is not None:
-                    lines.append(rest)
-                self.counts.too_long += splitter.too_long
+                lines, cut = LineSplitter.whole(payload)
+                self.counts.too_long += cut
                 entry = [on, mid, qos, len(lines)]
                 unacked.append(entry)
 

@@ -44,7 +44,9 @@ def test_a_silent_vessel_is_dropped_by_its_cleanup_timer():
     vessel, store = logic(), DictVesselStore()
     vessel.process(store, report(0, T0), T0 - 10_001)
     meta = store.meta()
-    assert meta is not None and store.timers == {meta.cleanup_at}
+    # Its cleanup, and its vessel-hours track's next step (the position waits for the watermark).
+    assert meta is not None and store.timers == {meta.cleanup_at, meta.hours_at}
+    assert meta.hours_at == SPEC.timer_at_or_after(T0)
     # The static TTL is longer; the timer falls on the last millisecond of the watermark's step
     # (a minute here), the first a stepped watermark reaches after the same record as an exact one.
     assert meta.cleanup_at == SPEC.timer_at_or_after(T0 + max(vessel.identity_horizon_ms, 86_400_000))
@@ -64,6 +66,20 @@ def test_a_vessel_heard_again_moves_its_cleanup_instead_of_losing_state():
     vessel.on_timer(store, first_cleanup)
     meta = store.meta()
     assert meta is not None and store.timers == {T0 + 3_600_000 + 86_400_000 + 59_999} == {meta.cleanup_at}
+
+
+def test_a_vessels_track_holds_nothing_once_its_positions_are_used():
+    vessel, store = logic(), DictVesselStore()
+    for i in range(3):  # one a minute: two segments of a minute each
+        vessel.process(store, report(i, T0 + i * 60_000), T0 + i * 60_000 - 10_001)
+    track = store.track()
+    assert track is not None and len(track.pending) == 2 and track.last is not None
+    meta = store.meta()
+    assert meta is not None
+    while meta.hours_at != -(2**63):
+        vessel.on_timer(store, meta.hours_at, 244000001)
+    assert [(p.pane_start - T0, p.vessel_ms) for p in vessel.released] == [(0, 60_000), (60_000, 60_000)]
+    assert store.track() is None  # the last position dropped at the gap cap: nothing held
 
 
 def test_timers_fall_on_the_last_millisecond_of_a_watermark_step():

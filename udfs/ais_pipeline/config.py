@@ -78,6 +78,13 @@ _KNOBS: dict[str, _Knob] = {
     "dedup_ttl_s": _Knob("--dedup-ttl", "DEDUP_TTL_SECONDS", int, 120, "exact-duplicate TTL, event-time seconds"),
     "near_window_s": _Knob("--near-window", "NEAR_WINDOW_SECONDS", float, 2.0, "near-duplicate window, seconds"),
     "static_ttl_s": _Knob("--static-ttl", "STATIC_TTL_SECONDS", int, 86400, "static report TTL, seconds"),
+    "max_gap_s": _Knob(
+        "--max-gap",
+        "MAX_GAP_SECONDS",
+        int,
+        600,
+        "vessel hours: the longest gap between a vessel's positions whose time counts, seconds",
+    ),
     "geohash_precision": _Knob("--geohash-precision", "GEOHASH_PRECISION", int, 6, "geohash cell precision, 1-12"),
     "max_clock_skew_s": _Knob(
         "--max-clock-skew", "MAX_CLOCK_SKEW_SECONDS", int, 300, "reports further ahead of the wall clock are rejected"
@@ -204,6 +211,7 @@ class PipelineConfig:
     dedup_ttl_s: int = _default("dedup_ttl_s")
     near_window_s: float = _default("near_window_s")
     static_ttl_s: int = _default("static_ttl_s")
+    max_gap_s: int = _default("max_gap_s")
     geohash_precision: int = _default("geohash_precision")
     max_clock_skew_s: int = _default("max_clock_skew_s")
     multipart_timeout_s: int = _default("multipart_timeout_s")
@@ -276,6 +284,10 @@ class PipelineConfig:
         return self.static_ttl_s * 1000
 
     @property
+    def max_gap_ms(self) -> int:
+        return self.max_gap_s * 1000
+
+    @property
     def max_clock_skew_ms(self) -> int:
         return self.max_clock_skew_s * 1000
 
@@ -291,7 +303,15 @@ class PipelineConfig:
 
         if self.input_format not in INPUT_FORMATS:
             raise bad("input_format", f"must be one of {', '.join(INPUT_FORMATS)}, not {self.input_format!r}")
-        for name in ("window_s", "slide_size_s", "slide_s", "dedup_ttl_s", "static_ttl_s", "multipart_timeout_s"):
+        for name in (
+            "window_s",
+            "slide_size_s",
+            "slide_s",
+            "dedup_ttl_s",
+            "static_ttl_s",
+            "multipart_timeout_s",
+            "max_gap_s",
+        ):
             if getattr(self, name) <= 0:
                 raise bad(name, f"must be a positive number of seconds, not {getattr(self, name)}")
         if self.watermark_warm_up < 1:

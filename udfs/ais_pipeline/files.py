@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
+from ais_pipeline.rules.dedup import LATE_VESSEL_MS
 from ais_pipeline.rules.outputs import (
     RECEIVER_TALLY,
     SUMMARY_COUNTS,
@@ -27,6 +28,7 @@ from ais_pipeline.rules.outputs import (
 )
 from ais_pipeline.rules.parse import CORRUPT_ARCHIVE
 from ais_pipeline.rules.plain import PlainResult
+from ais_pipeline.rules.windows import hours
 
 
 def input_files(path: Path) -> list[Path]:
@@ -194,6 +196,8 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead)
     late = Counter(str(r["window"]) for r in read_jsonl(output_dir / "late"))
     summary["late_records"] = {"tumbling": late.get("tumbling", 0), "sliding": late.get("sliding", 0)}
+    # Vessel time too late for its tumbling window: dropped, and counted here.
+    summary["late_hours"] = hours(int(totals.get(LATE_VESSEL_MS, 0)))
     summary["duplicate_ratio"] = duplicate_ratio(
         int(summary["positions_kept"]),  # type: ignore[call-overload]
         int(totals.get("duplicates_exact", 0)),

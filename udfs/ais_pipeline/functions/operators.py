@@ -22,7 +22,7 @@ from ais_pipeline.functions.rows import parsed_entry, to_columns, wire_reports
 from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.jvm import metrics
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.dedup import LATE, STATIC_FROM_ROWS, VesselLogic
+from ais_pipeline.rules.dedup import LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, VesselLogic
 from ais_pipeline.rules.feeds import stamped_on_receipt
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.parse import DeadLetter
@@ -196,8 +196,8 @@ class _Batch:
             lines = self.lines[tag] = []
         lines.append(line)
 
-    def count(self, name: str) -> None:
-        self.counts[name] = self.counts.get(name, 0) + 1
+    def count(self, name: str, n: int = 1) -> None:
+        self.counts[name] = self.counts.get(name, 0) + n
 
     def emit(self, tallies: _Tallies) -> Iterator[tuple[OutputTag, str]]:
         for name, n in self.counts.items():
@@ -221,12 +221,13 @@ class DedupVessel(KeyedProcessFunction):
             config.static_ttl_ms,
             config.out_of_orderness_s * 1000,
             config.geohash_precision,
+            config.max_gap_ms,
         )
         self.emit_tallies = emit_tallies
         self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.store = ShardVessels(runtime_context)
+        self.store = ShardVessels(runtime_context, self.logic.new_track)
         self.tallies = _Tallies(
             runtime_context,
             self.emit_tallies,
@@ -238,6 +239,7 @@ class DedupVessel(KeyedProcessFunction):
                 "static_duplicates",
                 "no_position",
                 "late",
+                LATE_VESSEL_MS,
             ),
         )
         self.keys_held = metrics.set_gauge(runtime_context.get_metrics_group(), "dedup_keys_held")
@@ -277,6 +279,20 @@ class DedupVessel(KeyedProcessFunction):
                 out.count("late_records_" + window)
             if pane is not None:
                 panes.append(pane)
+            if logic.released:
+                panes.extend(logic.released)
+                logic.released.clear()
+        yield from self._emit(panes, out)
+
+    def _emit(self, panes: list[VesselPane], out: _Batch) -> Iterator[Any]:
+        """The pane contributions of one call, then its side outputs, with what the rules
+        counted of vessel time (late time is a summary figure; the rest are metrics)."""
+        logic = self.logic
+        for name, n in logic.counts.items():
+            out.count(name, n)
+            if name == LATE_VESSEL_MS and self.emit_tallies:
+                out.add(TALLY, outputs.counted_tally(name, n))
+        logic.counts.clear()
         if panes:
             yield to_columns(panes)
         yield from out.emit(self.tallies)
@@ -284,11 +300,14 @@ class DedupVessel(KeyedProcessFunction):
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Any]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
+        panes: list[VesselPane] = []
+        logic = self.logic
         for mmsi in sorted(self.store.due(timestamp)):
             if mmsi in self.store.shard.items:
-                self.logic.on_timer(self.store.vessel(mmsi), timestamp)
-        self.show_keys_held()
-        yield from ()
+                logic.on_timer(self.store.vessel(mmsi), timestamp, mmsi)
+                panes.extend(logic.released)
+                logic.released.clear()
+        yield from self._emit(panes, _Batch())
 
     def show_keys_held(self) -> None:
         if self.keys_held is not None:

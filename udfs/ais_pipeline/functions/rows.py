@@ -36,6 +36,9 @@ def _flink_type(annotation: Any) -> TypeInformation:
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         (inner,) = [a for a in typing.get_args(annotation) if a is not type(None)]
         return _flink_type(inner)
+    if typing.get_origin(annotation) is list:
+        (element,) = typing.get_args(annotation)
+        return Types.BASIC_ARRAY(_flink_type(element))
     if annotation == Int32:
         return Types.INT()
     simple = {int: Types.LONG, float: Types.DOUBLE, str: Types.STRING, bool: Types.BOOLEAN}

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
@@ -20,6 +21,7 @@ from ais_pipeline.rules.dedup import VesselMeta
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.multipart import PendingGroup
 from ais_pipeline.rules.records import TIME_UNKNOWN
+from ais_pipeline.rules.vessel_hours import Fix, Track
 
 DEADLINE_GRAIN_MS = 1000  # multipart deadlines are checked on timers rounded up to the second
 
@@ -98,41 +100,66 @@ class LaneGroup:
         self._groups.state.remove(self._key)
 
 
-_VESSEL_NAMES = ["last_lat5", "last_lon5", "last_ts", "max_ts", "pruned_at", "cleanup_at", "ids", "static"]
+_META_NAMES = [f.name for f in fields(VesselMeta)]
+_VESSEL_NAMES = [*_META_NAMES, "ids", "static", "track_last", "track_ts", "track_cell", "track_category"]
 
 
 def _vessel_row_type() -> Any:
     """One vessel's state in the dedup operator's map state: its :class:`ais_pipeline.rules.dedup.VesselMeta`,
-    the identities it has seen (identity -> first event time) and its last kept static reports
-    (kind -> content and event time)."""
+    the identities it has seen (identity -> first event time), its last kept static reports
+    (kind -> content and event time) and its vessel-hours track as columns (the released
+    position first when ``track_last``, then the held ones in event-time order)."""
     static = Types.ROW_NAMED(["content", "ts"], [Types.STRING(), Types.LONG()])
     return Types.ROW_NAMED(
         _VESSEL_NAMES,
-        [*[Types.LONG()] * 6, Types.MAP(Types.STRING(), Types.LONG()), Types.MAP(Types.STRING(), static)],
+        [
+            *[Types.LONG()] * (len(_META_NAMES) - 1),
+            Types.STRING(),
+            Types.MAP(Types.STRING(), Types.LONG()),
+            Types.MAP(Types.STRING(), static),
+            Types.BOOLEAN(),
+            Types.BASIC_ARRAY(Types.LONG()),
+            Types.BASIC_ARRAY(Types.STRING()),
+            Types.BASIC_ARRAY(Types.STRING()),
+        ],
     )
 
 
 class _VesselEntry:
     """One vessel's state as Python objects."""
 
-    __slots__ = ("ids", "meta", "static")
+    __slots__ = ("ids", "meta", "static", "track")
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.meta: VesselMeta | None = None
         self.static: dict[str, tuple[str, int]] = {}
+        self.track: Track | None = None
 
     def to_row(self) -> Row:
         assert self.meta is not None
         static = {k: Row(content, ts) for k, (content, ts) in self.static.items()}
-        return Row(*to_row(self.meta), dict(self.ids), static)
+        track = self.track
+        fixes = [] if track is None else ([track.last] if track.last is not None else []) + track.pending
+        return Row(
+            *to_row(self.meta), dict(self.ids), static, track is not None and track.last is not None,
+            [f.ts for f in fixes], [f.cell for f in fixes], [f.category for f in fixes],
+        )  # fmt: skip
 
     @classmethod
-    def from_row(cls, row: Any) -> _VesselEntry:
+    def from_row(cls, row: Any, new_track: Callable[[], Track]) -> _VesselEntry:
         entry = cls()
-        entry.meta = VesselMeta(*row[:6])
-        entry.ids = dict(row[6] or {})
-        entry.static = {k: (v[0], v[1]) for k, v in (row[7] or {}).items()}
+        n = len(_META_NAMES)
+        entry.meta = VesselMeta(*row[:n])
+        entry.ids = dict(row[n] or {})
+        entry.static = {k: (v[0], v[1]) for k, v in (row[n + 1] or {}).items()}
+        has_last, times, cells, categories = row[n + 2 : n + 6]
+        fixes = [Fix(t, c, k) for t, c, k in zip(times or [], cells or [], categories or [], strict=True)]
+        if fixes:
+            track = entry.track = new_track()
+            if has_last:
+                track.last = fixes.pop(0)
+            track.pending = fixes
         return entry
 
 
@@ -207,17 +234,19 @@ class WriteBehind:
 class ShardVessels(WriteBehind):
     """The vessels of the dedup operator's shards: map state MMSI -> vessel, written behind."""
 
-    def __init__(self, ctx: RuntimeContext) -> None:
+    def __init__(self, ctx: RuntimeContext, new_track: Callable[[], Track]) -> None:
         super().__init__()
         self._state = ctx.get_map_state(MapStateDescriptor("vessels", Types.LONG(), _vessel_row_type()))
+        self._new_track = new_track
 
     def load(self, shard: _Shard) -> None:
         for mmsi, row in self._state.items():
-            entry = _VesselEntry.from_row(row)
+            entry = _VesselEntry.from_row(row, self._new_track)
             shard.items[mmsi] = entry
             assert entry.meta is not None
-            if entry.meta.cleanup_at != TIME_UNKNOWN:
-                shard.timers_due.setdefault(entry.meta.cleanup_at, set()).add(mmsi)
+            for at in (entry.meta.cleanup_at, entry.meta.hours_at):
+                if at != TIME_UNKNOWN:
+                    shard.timers_due.setdefault(at, set()).add(mmsi)
 
     def write(self, shard: _Shard) -> None:
         for mmsi in shard.dirty:
@@ -276,6 +305,13 @@ class _VesselView:
 
     def set_static(self, kind: str, content: str, ts: int) -> None:
         self._entry.static[kind] = (content, ts)
+        self._changed()
+
+    def track(self) -> Track | None:
+        return self._entry.track
+
+    def set_track(self, track: Track | None) -> None:
+        self._entry.track = track  # changed in place by the rules: always written back
         self._changed()
 
     def clear(self) -> None:

@@ -19,6 +19,7 @@ from pyflink.datastream import DataStream, OutputTag
 
 from ais_pipeline.jvm.gateway import java_stream, java_type, jvm, transform
 from ais_pipeline.resources import helpers_jar
+from ais_pipeline.rules.vessel_hours import ALL_CATEGORIES
 
 
 def _with_helpers(stream: DataStream) -> None:
@@ -159,7 +160,9 @@ class CellWindows:
     def build(self) -> Any:
         flink = jvm().ais.flink
         spec = flink.WindowSpec(self.window_ms, self.slide_size_ms, self.slide_ms, self.lateness_ms)
-        return flink.CellWindows(spec, java_type(self.contribution_type), java_type(self.aggregate_type))
+        return flink.CellWindows(
+            spec, java_type(self.contribution_type), java_type(self.aggregate_type), ",".join(ALL_CATEGORIES)
+        )
 
     def apply(self, contributions: DataStream) -> DataStream:
         j_in = java_type(self.contribution_type)

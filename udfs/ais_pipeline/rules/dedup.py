@@ -13,7 +13,12 @@ The rules (docs/rules.md says them for users):
 - static and voyage reports (5, 24A, 24B): kept when the content differs from the last one kept,
   or when that one is older than the static TTL; otherwise a duplicate;
 - a position report too late for every window of both kinds is late, not kept; one too late for
-  one kind only is kept and also reported late for that kind.
+  one kind only is kept and also reported late for that kind;
+- vessel hours: each kept position joins the vessel's track (:class:`ais_pipeline.rules.vessel_hours.Track`),
+  with the category of the vessel's last kept static report; the watermark releases the track's
+  segments as pane contributions of time (``vessel_ms``), judged late or not against the
+  watermark that released them: time too late for its tumbling window is counted in
+  ``late_vessel_ms``, and not sent.
 
 Identities are remembered for ``dedup TTL + retention`` of event time behind the vessel's newest
 report (retention covers the sliding window, the allowed lateness and the out-of-orderness), and a
@@ -32,6 +37,7 @@ import pygeohash
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
+from ais_pipeline.rules.vessel_hours import MAX_GAP_MS, UNKNOWN, Fix, Track, static_category
 from ais_pipeline.rules.windows import SLIDING, TUMBLING, WindowSpec
 
 KEPT_POSITION = "positions_kept"
@@ -44,6 +50,9 @@ LATE = "late"
 DEAD_LETTER = "dead_letter"
 STATIC_FROM_ROWS = "static_from_rows"
 ROW_STATIC = "row"  # the supersede kind of an archive row's static fields
+LATE_VESSEL_MS = "late_vessel_ms"  # vessel time too late for its tumbling window (summary: late_hours)
+LATE_VESSEL_MS_SLIDING = "late_vessel_ms_sliding"  # ... too late for some sliding windows (a metric)
+TRACK_BEHIND = "positions_behind_track"  # kept, but older than the track's released end (a metric)
 
 
 @dataclass(slots=True)
@@ -91,6 +100,8 @@ class VesselMeta:
     max_ts: int  # newest event time seen for the vessel
     pruned_at: int  # max_ts when identities were last pruned
     cleanup_at: int  # pending cleanup timer, TIME_UNKNOWN when none
+    hours_at: int = TIME_UNKNOWN  # the track's pending timer, TIME_UNKNOWN when none
+    category: str = UNKNOWN  # ship type category of the last kept static report
 
 
 class VesselStore(Protocol):
@@ -104,6 +115,8 @@ class VesselStore(Protocol):
     def set_meta(self, meta: VesselMeta) -> None: ...
     def static(self, kind: str) -> tuple[str, int] | None: ...
     def set_static(self, kind: str, content: str, ts: int) -> None: ...
+    def track(self) -> Track | None: ...
+    def set_track(self, track: Track | None) -> None: ...
     def clear(self) -> None: ...
     def register_timer(self, ts: int) -> None: ...
 
@@ -132,15 +145,27 @@ class VesselLogic:
         static_ttl_ms: int,
         out_of_orderness_ms: int,
         geohash_precision: int,
+        max_gap_ms: int = MAX_GAP_MS,
     ) -> None:
         self.spec = spec
+        self.max_gap_ms = max_gap_ms
         self.dedup_ttl_ms = dedup_ttl_ms
         self.near_window_ms = near_window_ms
         self.static_ttl_ms = static_ttl_ms
         self.geohash_precision = geohash_precision
         # How far behind its vessel's newest report a copy can still matter to some window.
         self.identity_horizon_ms = dedup_ttl_ms + spec.slide_size_ms + spec.lateness_ms + out_of_orderness_ms
-        self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms)
+        self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms, max_gap_ms)
+        # What the calls since the caller last took them released (vessel-hours segments as pane
+        # contributions) and counted (LATE_VESSEL_MS and the metrics above): the caller drains them.
+        self.released: list[VesselPane] = []
+        self.counts: dict[str, int] = {}
+
+    def new_track(self) -> Track:
+        return Track(self.max_gap_ms, self.spec.pane_ms)
+
+    def _count(self, name: str, n: int) -> None:
+        self.counts[name] = self.counts.get(name, 0) + n
 
     def process(self, store: VesselStore, report: Report, watermark: int) -> tuple[Outcome, VesselPane | None]:
         """Decide one report; returns its outcome and, for a kept position, its contribution to
@@ -157,15 +182,73 @@ class VesselLogic:
         if meta.max_ts - meta.pruned_at >= self.dedup_ttl_ms:
             self._prune(store, meta.max_ts)
             meta.pruned_at = meta.max_ts
+        # The track first moves to the report's watermark (the step of it a timer would have
+        # fired at), so the positions it holds are judged as they would be without this report.
+        released_at = self.spec.timer_at_or_before(watermark)
+        track = store.track()
+        if track is not None:
+            self._release(track, released_at, report.mmsi, meta)
         outcome, pane = self._decide(store, report, watermark, meta)
         if report.static and outcome.kind not in (DUPLICATE_EXACT, DEAD_LETTER):
             outcome.row_static = self._row_static(store, report)
+        category = None
+        if outcome.kind == KEPT_STATIC and outcome.static is not None:
+            category = static_category(outcome.static.fields)
+        if outcome.row_static is not None:
+            category = static_category(outcome.row_static.fields) or category
+        if category is not None:
+            meta.category = category
         if outcome.kind == KEPT_POSITION and outcome.position is not None:
             pos = outcome.position
             assert pos.lat is not None and pos.lon is not None
             meta.last_lat5, meta.last_lon5, meta.last_ts = round(pos.lat * 1e5), round(pos.lon * 1e5), ts
+            if track is None:
+                track = self.new_track()
+            if not track.add(Fix(ts, outcome.cell, meta.category)):
+                self._count(TRACK_BEHIND, 1)
+            self._release(track, released_at, report.mmsi, meta)
+        if track is not None:
+            self._keep_track(store, track, meta)
         store.set_meta(meta)
         return outcome, pane
+
+    def _release(self, track: Track, watermark: int, mmsi: int, meta: VesselMeta) -> None:
+        """The segments the watermark completes, as pane contributions of time, each judged
+        against that watermark as a report would be."""
+        spec = self.spec
+        for seg in track.advance(watermark):
+            late_t, late_s = spec.late_kinds(seg.pane_start, watermark)
+            if late_t:
+                self._count(LATE_VESSEL_MS, seg.ms)
+            if late_s:
+                self._count(LATE_VESSEL_MS_SLIDING, seg.ms)
+            if late_t and late_s:
+                continue
+            sliding_from = 0 if late_s else self._sliding_from(seg.pane_start, watermark)
+            self.released.append(
+                VesselPane(
+                    seg.cell, seg.pane_start, mmsi, 0, 0, 0, not late_t, not late_s, sliding_from, seg.ms, seg.category
+                )
+            )
+
+    def _keep_track(self, store: VesselStore, track: Track, meta: VesselMeta) -> None:
+        """Store the track (none once it is used up) and arm the timer its next step needs."""
+        nxt = track.next_timer()
+        if nxt is None:
+            store.set_track(None)
+            meta.hours_at = TIME_UNKNOWN
+            return
+        store.set_track(track)
+        at = self.spec.timer_at_or_after(nxt)
+        if at != meta.hours_at:
+            meta.hours_at = at
+            store.register_timer(at)
+
+    def _sliding_from(self, ts: int, watermark: int) -> int:
+        """The first sliding window end still open for ``ts`` (0: all of them are)."""
+        ends = self.spec.sliding_ends(ts)
+        first_open = next(e for e in ends if not self.spec.closed(e, watermark))
+        return 0 if first_open == ends[0] else first_open
 
     def _row_static(self, store: VesselStore, report: Report) -> Static | None:
         """The supersede rule for an archive row's static fields: a static report when they differ
@@ -220,19 +303,23 @@ class VesselLogic:
             return Outcome(LATE, report, position=pos, cell=cell, late_windows=late), None
         outcome = Outcome(KEPT_POSITION, report, position=pos, cell=cell, late_windows=late)
         sog_sum, sog_n = sog_milli(pos.sog)
-        sliding_from = 0
-        if not late_s:
-            ends = self.spec.sliding_ends(ts)
-            first_open = next(e for e in ends if not self.spec.closed(e, watermark))
-            sliding_from = 0 if first_open == ends[0] else first_open
+        sliding_from = 0 if late_s else self._sliding_from(ts, watermark)
         pane = VesselPane(
-            cell, self.spec.pane_start(ts), report.mmsi, 1, sog_sum, sog_n, not late_t, not late_s, sliding_from
-        )
+            cell, self.spec.pane_start(ts), report.mmsi, 1, sog_sum, sog_n, not late_t, not late_s, sliding_from,
+            0, meta.category,
+        )  # fmt: skip
         return outcome, pane
 
-    def on_timer(self, store: VesselStore, ts: int) -> None:
-        """Drop the vessel once its newest report is older than the retention, in event time."""
+    def on_timer(self, store: VesselStore, ts: int, mmsi: int = 0) -> None:
+        """Release the track's segments the watermark completes (into :attr:`released`); drop
+        the vessel once its newest report is older than the retention, in event time."""
         meta = store.meta()
+        track = store.track()
+        if meta is not None and track is not None and meta.hours_at == ts:
+            meta.hours_at = TIME_UNKNOWN
+            self._release(track, ts, mmsi, meta)
+            self._keep_track(store, track, meta)
+            store.set_meta(meta)
         if meta is not None and meta.cleanup_at == ts:
             if meta.max_ts + self.retention_ms <= ts:
                 store.clear()
@@ -250,6 +337,7 @@ class DictVesselStore:
         self._ids: dict[str, int] = {}
         self._meta: VesselMeta | None = None
         self._static: dict[str, tuple[str, int]] = {}
+        self._track: Track | None = None
         self.timers: set[int] = set()
 
     def first_seen(self, identity: str) -> int | None:
@@ -276,10 +364,17 @@ class DictVesselStore:
     def set_static(self, kind: str, content: str, ts: int) -> None:
         self._static[kind] = (content, ts)
 
+    def track(self) -> Track | None:
+        return self._track
+
+    def set_track(self, track: Track | None) -> None:
+        self._track = track
+
     def clear(self) -> None:
         self._ids.clear()
         self._meta = None
         self._static.clear()
+        self._track = None
 
     def register_timer(self, ts: int) -> None:
         self.timers.add(ts)

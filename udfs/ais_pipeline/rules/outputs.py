@@ -120,10 +120,14 @@ def aggregate_json(agg: Aggregate) -> str:
     # The hottest output (every cell, every window end): formatted directly, the same text as
     # json.dumps gives for these field types (window and cell are plain ASCII identifiers).
     avg = "null" if agg.avg_sog is None else repr(agg.avg_sog)
+    by_type = ",".join(
+        f'"{name}":{{"vessels":{v},"reports":{r},"vessel_hours":{h!r}}}'
+        for name, v, r, h in zip(agg.type_names, agg.type_vessels, agg.type_reports, agg.type_hours, strict=True)
+    )
     return (
         f'{{"window":"{agg.window}","cell":"{agg.cell}","window_start":"{iso_ms(agg.window_start)}",'
         f'"window_end":"{iso_ms(agg.window_end)}","reports":{agg.reports},"vessels":{agg.vessels},'
-        f'"avg_sog":{avg},"revision":{agg.revision}}}'
+        f'"avg_sog":{avg},"vessel_hours":{agg.vessel_hours!r},"by_type":{{{by_type}}},"revision":{agg.revision}}}'
     )
 
 
@@ -267,6 +271,8 @@ def format_summary(summary: dict[str, object]) -> str:
     late = summary["late_records"]
     assert isinstance(late, dict)
     lines.append(f"late records        tumbling {late['tumbling']}, sliding {late['sliding']}")
+    if summary.get("late_hours"):
+        lines.append(f"late vessel hours   {summary['late_hours']} (too late for their tumbling windows)")
     dead = summary["dead_letter"]
     assert isinstance(dead, dict)
     total = sum(dead.values())

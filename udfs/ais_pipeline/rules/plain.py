@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.dedup import LATE, STATIC_FROM_ROWS, DictVesselStore, VesselLogic
+from ais_pipeline.rules.dedup import LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, DictVesselStore, VesselLogic
 from ais_pipeline.rules.lane import DictGroupStores, LaneParser
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import TIME_UNKNOWN, Report, VesselPane
@@ -65,6 +65,7 @@ class PlainPipeline:
             config.static_ttl_ms,
             config.out_of_orderness_s * 1000,
             config.geohash_precision,
+            config.max_gap_ms,
         )
         self.windows = CellWindows(spec)
         # Keyed state: a store per key, made on first use, as Flink's keyed state is.
@@ -110,6 +111,18 @@ class PlainPipeline:
                 self.out.tallies[outputs.receiver_tally(LATE, report.receiver)] += 1
         if pane is not None:
             self._pane(pane)
+        self._released()
+
+    def _released(self) -> None:
+        """The vessel time the dedup rules released, to the cells; its late part to the tallies."""
+        logic = self.vessel_logic
+        for pane in logic.released:
+            self._pane(pane)
+        logic.released.clear()
+        late_ms = logic.counts.get(LATE_VESSEL_MS)
+        if late_ms:
+            self.out.tallies[LATE_VESSEL_MS] += late_ms
+        logic.counts.clear()
 
     def _pane(self, pane: VesselPane) -> None:
         store = self.cells[pane.cell]
@@ -128,7 +141,8 @@ class PlainPipeline:
                 self._queued[kind].discard((ts, key))
                 if kind == "vessels":
                     vstore = self.vessels[key]  # type: ignore[index]
-                    self.vessel_logic.on_timer(vstore, ts)
+                    self.vessel_logic.on_timer(vstore, ts, key)  # type: ignore[arg-type]
+                    self._released()
                     self._collect_timers("vessels", key, vstore)
                     if vstore.meta() is None:
                         self.vessels.pop(key, None)  # type: ignore[call-overload]

@@ -118,11 +118,14 @@ class Fragment:
 
 @dataclass(slots=True)
 class VesselPane:
-    """What kept reports of one vessel add to one cell in one pane (the slice both window kinds
-    are made of). ``tumbling`` / ``sliding`` say which window kinds it counts for: a late report
-    may be too late for one kind only. A report too late for the first sliding windows that
-    contain it, but not for the later ones, counts from ``sliding_from`` (a window end) on;
-    0 means every sliding window. The dedup operator decides all this, once."""
+    """What one vessel adds to one cell in one pane (the slice both window kinds are made of):
+    a kept report (``reports`` 1, its speed), or time the vessel spent there (``vessel_ms``, a
+    vessel-hours segment's part in the pane, ``reports`` 0). ``category`` is the vessel's ship
+    type category (:mod:`ais_pipeline.rules.vessel_hours`). ``tumbling`` / ``sliding`` say which
+    window kinds it counts for: a late one may be too late for one kind only. One too late for
+    the first sliding windows that contain it, but not for the later ones, counts from
+    ``sliding_from`` (a window end) on; 0 means every sliding window. The dedup operator decides
+    all this, once."""
 
     cell: str
     pane_start: int
@@ -133,6 +136,8 @@ class VesselPane:
     tumbling: bool
     sliding: bool
     sliding_from: int = 0
+    vessel_ms: int = 0
+    category: str = "unknown"
 
 
 TIME_UNKNOWN = -(2**63)  # Long.MIN_VALUE: "no event time", never moves a watermark

@@ -37,6 +37,21 @@ CATEGORIES: tuple[tuple[str, tuple[range, ...]], ...] = (
 OTHER, UNKNOWN = "other", "unknown"
 ALL_CATEGORIES = (*(name for name, _ in CATEGORIES), OTHER, UNKNOWN)
 
+# Archive rows that name the ship type instead of giving its code (the Danish Maritime
+# Authority's "Ship type" column), lower-cased: the code's category. Any other name is "other".
+NAMED_TYPES = {
+    "fishing": "fishing",
+    "towing": "service", "towing long/wide": "service", "tug": "service", "pilot": "service", "sar": "service",
+    "port tender": "service", "anti-pollution": "service", "law enforcement": "service", "medical": "service",
+    "not party to conflict": "service",
+    "sailing": "sailing",
+    "pleasure": "pleasure",
+    "hsc": "high_speed",
+    "passenger": "passenger",
+    "cargo": "cargo",
+    "tanker": "tanker",
+}  # fmt: skip
+
 
 def ship_category(code: int | None) -> str:
     """The category of an AIS ship type code; ``unknown`` for none."""
@@ -46,6 +61,21 @@ def ship_category(code: int | None) -> str:
         if any(code in r for r in ranges):
             return name
     return OTHER
+
+
+def static_category(fields: dict[str, object]) -> str | None:
+    """The category a static report's decoded fields give (``ship_type``: a code, or an archive
+    row's type name); None when they hold no ship type (a 24A report: name only)."""
+    value = fields.get("ship_type")
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return OTHER
+    if isinstance(value, int):
+        return ship_category(value)
+    if isinstance(value, float) and value.is_integer():
+        return ship_category(int(value))
+    return NAMED_TYPES.get(str(value).strip().lower(), OTHER)
 
 
 def split_at_panes(start_ms: int, end_ms: int, pane_ms: int) -> list[tuple[int, int]]:

@@ -19,6 +19,7 @@ from math import gcd
 from typing import Protocol
 
 from ais_pipeline.rules.records import Int32, VesselPane
+from ais_pipeline.rules.vessel_hours import ALL_CATEGORIES
 
 TUMBLING = "tumbling"
 SLIDING = "sliding"
@@ -48,6 +49,12 @@ class WindowSpec:
         step = self.watermark_step_ms
         return -(-(ts + 1) // step) * step - 1
 
+    def timer_at_or_before(self, watermark: int) -> int:
+        """The last ``k * watermark_step_ms - 1`` at or before ``watermark``: the newest timer time
+        a watermark has fired."""
+        step = self.watermark_step_ms
+        return (watermark + 1) // step * step - 1
+
     def pane_start(self, ts: int) -> int:
         return ts - ts % self.pane_ms
 
@@ -76,48 +83,60 @@ class WindowSpec:
         return max(self.tumbling_end(pane_start), self.last_sliding_end(pane_start)) - 1 + self.lateness_ms
 
 
-# A late contribution in ``PaneAcc.s_late``: (from, reports, sog_milli_sum, sog_count, mmsi), as
-# ``ais.flink.Pane`` lays it out.
-LATE_STRIDE = 5
+@dataclass
+class KindAcc:
+    """What a pane holds for one window kind: reports (and their speeds), the vessels heard as
+    (mmsi, category) pairs, and per category the reports and the vessel time."""
+
+    reports: int = 0
+    sog_milli_sum: int = 0
+    sog_count: int = 0
+    vessels: list[tuple[int, str]] = field(default_factory=list)
+    type_reports: dict[str, int] = field(default_factory=dict)
+    type_ms: dict[str, int] = field(default_factory=dict)
+
+    def add(self, v: VesselPane) -> None:
+        cat = v.category
+        if v.reports:
+            self.reports += v.reports
+            self.sog_milli_sum += v.sog_milli_sum
+            self.sog_count += v.sog_count
+            if (v.mmsi, cat) not in self.vessels:
+                self.vessels.append((v.mmsi, cat))
+            self.type_reports[cat] = self.type_reports.get(cat, 0) + v.reports
+        if v.vessel_ms:
+            self.type_ms[cat] = self.type_ms.get(cat, 0) + v.vessel_ms
 
 
 @dataclass
 class PaneAcc:
-    """What a cell holds for one pane, per window kind (a late report may count for one kind only)."""
+    """What a cell holds for one pane, per window kind (a late contribution may count for one
+    kind only)."""
 
-    t_reports: int = 0
-    t_sog_milli_sum: int = 0
-    t_sog_count: int = 0
-    t_vessels: list[int] = field(default_factory=list)
-    s_reports: int = 0
-    s_sog_milli_sum: int = 0
-    s_sog_count: int = 0
-    s_vessels: list[int] = field(default_factory=list)
-    # Late reports that count only in the sliding windows ending at or after ``from``:
-    # ``LATE_STRIDE`` values each, flattened.
-    s_late: list[int] = field(default_factory=list)
+    t: KindAcc = field(default_factory=KindAcc)
+    s: KindAcc = field(default_factory=KindAcc)
+    # Late contributions that count only in the sliding windows ending at or after their
+    # ``sliding_from``.
+    s_late: list[VesselPane] = field(default_factory=list)
 
     def add(self, v: VesselPane) -> None:
         if v.tumbling:
-            self.t_reports += v.reports
-            self.t_sog_milli_sum += v.sog_milli_sum
-            self.t_sog_count += v.sog_count
-            if v.mmsi not in self.t_vessels:
-                self.t_vessels.append(v.mmsi)
+            self.t.add(v)
         if v.sliding and v.sliding_from:
-            self.s_late.extend((v.sliding_from, v.reports, v.sog_milli_sum, v.sog_count, v.mmsi))
+            self.s_late.append(v)
         elif v.sliding:
-            self.s_reports += v.reports
-            self.s_sog_milli_sum += v.sog_milli_sum
-            self.s_sog_count += v.sog_count
-            if v.mmsi not in self.s_vessels:
-                self.s_vessels.append(v.mmsi)
+            self.s.add(v)
 
 
 @dataclass(frozen=True)
 class Aggregate:
     """One firing of one window of one cell: the ``aggregates`` output (made by the Java operator
-    ``ais.flink.CellWindows`` in the job, by :class:`CellWindows` in the plain loop)."""
+    ``ais.flink.CellWindows`` in the job, by :class:`CellWindows` in the plain loop).
+
+    ``vessel_hours`` is the time vessels spent in the cell within the window
+    (:mod:`ais_pipeline.rules.vessel_hours`), in hours rounded to 6 decimals. The per-type
+    breakdown is four columns, one entry per ship type category with reports or time, in the
+    order of :data:`ais_pipeline.rules.vessel_hours.ALL_CATEGORIES`."""
 
     window: str
     cell: str
@@ -127,6 +146,19 @@ class Aggregate:
     vessels: Int32
     avg_sog: float | None
     revision: Int32
+    vessel_hours: float = 0.0
+    type_names: list[str] = field(default_factory=list)
+    type_vessels: list[Int32] = field(default_factory=list)
+    type_reports: list[Int32] = field(default_factory=list)
+    type_hours: list[float] = field(default_factory=list)
+
+
+MS_PER_HOUR = 3_600_000
+
+
+def hours(ms: int) -> float:
+    """Milliseconds as hours, rounded to 6 decimals (the Java side rounds the same way)."""
+    return round(ms / MS_PER_HOUR, 6)
 
 
 class CellStore(Protocol):
@@ -145,29 +177,37 @@ class CellStore(Protocol):
 
 def _aggregate(kind: str, cell: str, start: int, end: int, panes: list[PaneAcc], revision: int) -> Aggregate | None:
     reports = sog_sum = sog_n = 0
-    vessels: set[int] = set()
+    vessels: set[tuple[int, str]] = set()
+    type_reports: dict[str, int] = {}
+    type_ms: dict[str, int] = {}
     for p in panes:
-        if kind == TUMBLING:
-            reports += p.t_reports
-            sog_sum += p.t_sog_milli_sum
-            sog_n += p.t_sog_count
-            vessels.update(p.t_vessels)
-        else:
-            reports += p.s_reports
-            sog_sum += p.s_sog_milli_sum
-            sog_n += p.s_sog_count
-            vessels.update(p.s_vessels)
-            late = p.s_late
-            for i in range(0, len(late), LATE_STRIDE):
-                if late[i] <= end:
-                    reports += late[i + 1]
-                    sog_sum += late[i + 2]
-                    sog_n += late[i + 3]
-                    vessels.add(late[i + 4])
-    if reports == 0:
+        accs = [p.t] if kind == TUMBLING else [p.s]
+        if kind == SLIDING and p.s_late:
+            late = KindAcc()
+            for v in p.s_late:
+                if v.sliding_from <= end:
+                    late.add(v)
+            accs.append(late)
+        for acc in accs:
+            reports += acc.reports
+            sog_sum += acc.sog_milli_sum
+            sog_n += acc.sog_count
+            vessels.update(acc.vessels)
+            for cat, n in acc.type_reports.items():
+                type_reports[cat] = type_reports.get(cat, 0) + n
+            for cat, n in acc.type_ms.items():
+                type_ms[cat] = type_ms.get(cat, 0) + n
+    ms = sum(type_ms.values())
+    if reports == 0 and ms == 0:
         return None
     avg = round(sog_sum / sog_n / 1000, 3) if sog_n else None
-    return Aggregate(kind, cell, start, end, reports, len(vessels), avg, revision)
+    names = [c for c in ALL_CATEGORIES if c in type_reports or c in type_ms]
+    return Aggregate(
+        kind, cell, start, end, reports, len({m for m, _ in vessels}), avg, revision, hours(ms), names,
+        [sum(1 for _, c in vessels if c == name) for name in names],
+        [type_reports.get(name, 0) for name in names],
+        [hours(type_ms.get(name, 0)) for name in names],
+    )  # fmt: skip
 
 
 class CellWindows:

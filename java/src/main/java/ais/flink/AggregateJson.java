@@ -10,7 +10,8 @@ import org.apache.flink.types.Row;
 /**
  * An {@code Aggregate} row as its JSON line, the text {@code ais_pipeline.rules.outputs.aggregate_json}
  * gives (the same fields in the same order, times as ISO 8601 UTC with milliseconds,
- * {@code avg_sog} as Python prints a float rounded to 3 decimals, null when no report had one).
+ * {@code avg_sog} as Python prints a float rounded to 3 decimals, null when no report had one;
+ * {@code vessel_hours} rounded to 6, and {@code by_type}, an object of one entry per category).
  */
 public final class AggregateJson implements MapFunction<Row, String> {
     private static final long serialVersionUID = 1L;
@@ -39,8 +40,42 @@ public final class AggregateJson implements MapFunction<Row, String> {
         sb.append(",\"avg_sog\":");
         Double avg = (Double) agg.getField(f.avgSog);
         sb.append(avg == null ? "null" : pythonFloat3(avg));
+        sb.append(",\"vessel_hours\":").append(pythonFloat6((Double) agg.getField(f.vesselHours)));
+        sb.append(",\"by_type\":{");
+        String[] names = (String[]) agg.getField(f.typeNames);
+        Integer[] vessels = (Integer[]) agg.getField(f.typeVessels);
+        Integer[] reports = (Integer[]) agg.getField(f.typeReports);
+        Double[] hours = (Double[]) agg.getField(f.typeHours);
+        for (int i = 0; i < names.length; i++) {
+            if (i > 0) {
+                sb.append(',');
+            }
+            sb.append('"').append(names[i]).append("\":{\"vessels\":").append((int) vessels[i]);
+            sb.append(",\"reports\":").append((int) reports[i]);
+            sb.append(",\"vessel_hours\":").append(pythonFloat6(hours[i])).append('}');
+        }
+        sb.append('}');
         sb.append(",\"revision\":").append((int) (Integer) agg.getField(f.revision)).append('}');
         return sb.toString();
+    }
+
+    /**
+     * A float already rounded to 6 decimals as Python's {@code repr} prints it: "0.016667", "2.0",
+     * and below 0.0001 in Python's exponent form ("2.8e-05").
+     */
+    static String pythonFloat6(double value) {
+        BigDecimal d = new BigDecimal(value).setScale(6, RoundingMode.HALF_EVEN).stripTrailingZeros();
+        if (d.signum() == 0) {
+            return "0.0";
+        }
+        if (d.abs().compareTo(new BigDecimal("0.0001")) < 0) {
+            String digits = d.unscaledValue().abs().toString();
+            int exponent = digits.length() - 1 - d.scale();
+            String mantissa = digits.length() == 1 ? digits : digits.charAt(0) + "." + digits.substring(1);
+            return (d.signum() < 0 ? "-" : "") + mantissa + "e-" + String.format("%02d", -exponent);
+        }
+        String text = d.toPlainString();
+        return text.indexOf('.') < 0 ? text + ".0" : text;
     }
 
     /** A float already rounded to 3 decimals as Python's {@code repr} prints it ("10.2", "0.0"). */

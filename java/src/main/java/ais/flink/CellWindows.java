@@ -2,6 +2,7 @@ package ais.flink;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -29,8 +30,9 @@ import org.apache.flink.util.Collector;
  * event-time timers: the logic of {@code ais_pipeline.rules.windows.CellWindows} (the reference,
  * which the plain loop runs; {@code tests/golden/windows.json} holds cases both must pass).
  *
- * <p>Input: {@code VesselPane} rows (a vessel's contribution to a cell and pane; the dedup
- * operator has decided for which window kinds it is on time). Output: {@code Aggregate} rows.
+ * <p>Input: {@code VesselPane} rows (a vessel's contribution to a cell and pane: a kept report,
+ * or time spent there; the dedup operator has decided for which window kinds it is on time).
+ * Output: {@code Aggregate} rows, with the vessel hours and the per-category breakdown.
  *
  * <ul>
  *   <li>Panes of {@code gcd(tumbling size, slide)}: a contribution updates one pane of its cell;
@@ -61,6 +63,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     private final RecordLayout.VesselPane in;
     private final RowTypeInfo outType;
     private final RecordLayout.Aggregate out;
+    private final String[] categories;
+    private final Map<String, Integer> categoryIndex = new HashMap<>();
 
     private transient MapState<Long, Pane> panes;
     private transient MapState<Long, Integer> tumblingRevisions;
@@ -68,11 +72,22 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     private transient ListState<Long> seenState;
     private transient long seen;
 
-    public CellWindows(WindowSpec spec, RowTypeInfo contributionType, RowTypeInfo aggregateType) {
+    /**
+     * @param categories the ship type categories, comma-separated, in the order aggregates list
+     *     them ({@code ais_pipeline.rules.vessel_hours.ALL_CATEGORIES})
+     */
+    public CellWindows(WindowSpec spec, RowTypeInfo contributionType, RowTypeInfo aggregateType, String categories) {
         this.spec = spec;
         this.in = new RecordLayout.VesselPane(contributionType);
         this.outType = aggregateType;
         this.out = new RecordLayout.Aggregate(aggregateType);
+        this.categories = categories.split(",");
+        if (this.categories.length > Pane.CATEGORY_SLOTS) {
+            throw new IllegalArgumentException("at most " + Pane.CATEGORY_SLOTS + " categories, not " + categories);
+        }
+        for (int i = 0; i < this.categories.length; i++) {
+            categoryIndex.put(this.categories[i], i);
+        }
     }
 
     @Override
@@ -140,7 +155,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     public void processElement(Row row, Context ctx, Collector<Row> collector) throws Exception {
         TimerService timers = ctx.timerService();
         seen = Math.max(seen, timers.currentWatermark());
-        Contribution c = Contribution.of(row, in);
+        Contribution c = Contribution.of(row, in, categoryIndex);
         long watermark = seen;
         long ps = c.paneStart;
 
@@ -168,7 +183,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             firedBefore = new boolean[due.size()];
             for (int i = 0; i < due.size(); i++) {
                 long[] w = due.get(i);
-                firedBefore[i] = totals(w[0] == 0, w[1], w[2], before, false).reports > 0;
+                firedBefore[i] = !totals(w[0] == 0, w[1], w[2], before, false).empty();
             }
         }
         Pane acc = panes.get(ps);
@@ -180,7 +195,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             }
             timers.registerEventTimeTimer(spec.paneRetiredAt(ps));
         }
-        acc.add(c);
+        acc.add(c, categories.length);
         panes.put(ps, acc);
         if (due != null) {
             List<Map.Entry<Long, Pane>> after = sortedPanes();
@@ -332,9 +347,9 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     }
 
     /** What the panes of {@code sorted} in [start, end) hold for a window of one kind. */
-    private static Pane.Totals totals(
-            boolean tumbling, long start, long end, List<Map.Entry<Long, Pane>> sorted, boolean countVessels) {
-        Pane.Totals totals = new Pane.Totals(countVessels);
+    private Pane.Totals totals(
+            boolean tumbling, long start, long end, List<Map.Entry<Long, Pane>> sorted, boolean detail) {
+        Pane.Totals totals = new Pane.Totals(detail, categories.length);
         for (Map.Entry<Long, Pane> entry : sorted) {
             long p = entry.getKey();
             if (p >= start && p < end) {
@@ -344,12 +359,36 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         return totals;
     }
 
-    /** The aggregate of one window over its panes, or null when it holds no report. */
+    /** The aggregate of one window over its panes, or null when it holds no report and no time. */
     Row aggregate(boolean tumbling, String cell, long start, long end, List<Map.Entry<Long, Pane>> sorted, int revision) {
         Pane.Totals totals = totals(tumbling, start, end, sorted, true);
         long reports = totals.reports;
-        if (reports == 0) {
+        if (totals.empty()) {
             return null;
+        }
+        LongSet mmsis = new LongSet();
+        int[] typeVessels = new int[categories.length];
+        for (int i = 0; i < totals.vessels.size(); i++) {
+            long entry = totals.vessels.get(i);
+            mmsis.add(Math.floorDiv(entry, Pane.CATEGORY_SLOTS));
+            typeVessels[(int) Math.floorMod(entry, Pane.CATEGORY_SLOTS)]++;
+        }
+        List<Integer> shown = new ArrayList<>();
+        for (int i = 0; i < categories.length; i++) {
+            if (totals.typeReports[i] != 0 || totals.typeMs[i] != 0) {
+                shown.add(i);
+            }
+        }
+        String[] names = new String[shown.size()];
+        Integer[] vessels = new Integer[shown.size()];
+        Integer[] reportsByType = new Integer[shown.size()];
+        Double[] hoursByType = new Double[shown.size()];
+        for (int j = 0; j < shown.size(); j++) {
+            int i = shown.get(j);
+            names[j] = categories[i];
+            vessels[j] = typeVessels[i];
+            reportsByType[j] = (int) totals.typeReports[i];
+            hoursByType[j] = hours(totals.typeMs[i]);
         }
         Row agg = new Row(out.arity);
         agg.setField(out.window, tumbling ? TUMBLING : SLIDING);
@@ -357,10 +396,21 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         agg.setField(out.windowStart, start);
         agg.setField(out.windowEnd, end);
         agg.setField(out.reports, (int) reports);
-        agg.setField(out.vessels, totals.vessels.size());
+        agg.setField(out.vessels, mmsis.size());
         agg.setField(out.avgSog, totals.sogCount == 0 ? null : averageSog(totals.sogMilliSum, totals.sogCount));
         agg.setField(out.revision, revision);
+        agg.setField(out.vesselHours, hours(totals.vesselMs));
+        agg.setField(out.typeNames, names);
+        agg.setField(out.typeVessels, vessels);
+        agg.setField(out.typeReports, reportsByType);
+        agg.setField(out.typeHours, hoursByType);
         return agg;
+    }
+
+    /** Milliseconds as hours, rounded to 6 decimals as Python's {@code round(ms / 3600000, 6)}. */
+    static double hours(long ms) {
+        double h = (double) ms / 3_600_000.0;
+        return new java.math.BigDecimal(h).setScale(6, java.math.RoundingMode.HALF_EVEN).doubleValue();
     }
 
     /** Mean SOG in knots, rounded to 3 decimals as Python's {@code round(sum / n / 1000, 3)}. */

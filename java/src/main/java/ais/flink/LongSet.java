@@ -2,7 +2,7 @@ package ais.flink;
 
 import java.util.Arrays;
 
-/** Distinct MMSIs of a window: a few per cell, so a small array searched in line. */
+/** Distinct values (vessels) of a window: a few per cell, so a small array searched in line. */
 final class LongSet {
     private long[] values = new long[8];
     private int size;
@@ -27,5 +27,9 @@ final class LongSet {
 
     int size() {
         return size;
+    }
+
+    long get(int i) {
+        return values[i];
     }
 }

@@ -4,42 +4,62 @@ import java.util.Arrays;
 
 /**
  * What a cell holds for one pane, per window kind ({@code ais_pipeline.rules.windows.PaneAcc}):
- * a late report may count for one kind only. A Flink POJO (public fields, primitive arrays), so
- * keyed state stores it with Flink's own serializers.
+ * a late contribution may count for one kind only. A Flink POJO (public fields, primitive
+ * arrays), so keyed state stores it with Flink's own serializers.
+ *
+ * <p>Per kind: the reports and their speeds; the vessels heard, each as {@code mmsi *
+ * CATEGORY_SLOTS + category} (a vessel whose static report came mid-window is heard in two
+ * categories); and per category (an index into the job's list of categories) the reports and
+ * the vessel time in milliseconds, as arrays that stay empty until something is added.
  */
 public class Pane {
     static final long[] NONE = new long[0];
-    /** A late contribution in {@link #sLate}: (from, reports, sog milli sum, sog count, mmsi). */
-    static final int LATE_STRIDE = 5;
+    static final int[] NO_INTS = new int[0];
+    /** Categories a vessel entry can name: the low bits of {@code mmsi * CATEGORY_SLOTS + category}. */
+    static final int CATEGORY_SLOTS = 16;
+    /** A late contribution in {@link #sLate}: (from, reports, sog milli sum, sog count, mmsi, category, ms). */
+    static final int LATE_STRIDE = 7;
 
     private static final int FROM = 0;
     private static final int REPORTS = 1;
     private static final int SOG_MILLI_SUM = 2;
     private static final int SOG_COUNT = 3;
     private static final int MMSI = 4;
+    private static final int CATEGORY = 5;
+    private static final int MS = 6;
 
     public int tReports;
     public long tSogMilliSum;
     public int tSogCount;
     public long[] tVessels = NONE;
+    public int[] tTypeReports = NO_INTS;
+    public long[] tTypeMs = NONE;
     public int sReports;
     public long sSogMilliSum;
     public int sSogCount;
     public long[] sVessels = NONE;
+    public int[] sTypeReports = NO_INTS;
+    public long[] sTypeMs = NONE;
     /**
-     * Late reports that count only in the sliding windows ending at or after {@code from}:
+     * Late contributions that count only in the sliding windows ending at or after {@code from}:
      * {@link #LATE_STRIDE} values each, flattened.
      */
     public long[] sLate = NONE;
 
     public Pane() {}
 
-    void add(Contribution c) {
+    void add(Contribution c, int categories) {
         if (c.tumbling) {
-            tReports += c.reports;
-            tSogMilliSum += c.sogMilliSum;
-            tSogCount += c.sogCount;
-            tVessels = withVessel(tVessels, c.mmsi);
+            if (c.reports != 0) {
+                tReports += c.reports;
+                tSogMilliSum += c.sogMilliSum;
+                tSogCount += c.sogCount;
+                tVessels = withVessel(tVessels, c.mmsi * CATEGORY_SLOTS + c.category);
+                tTypeReports = plus(tTypeReports, categories, c.category, c.reports);
+            }
+            if (c.vesselMs != 0) {
+                tTypeMs = plus(tTypeMs, categories, c.category, c.vesselMs);
+            }
         }
         if (c.sliding && c.slidingFrom != 0) {
             int at = sLate.length;
@@ -49,12 +69,20 @@ public class Pane {
             late[at + SOG_MILLI_SUM] = c.sogMilliSum;
             late[at + SOG_COUNT] = c.sogCount;
             late[at + MMSI] = c.mmsi;
+            late[at + CATEGORY] = c.category;
+            late[at + MS] = c.vesselMs;
             sLate = late;
         } else if (c.sliding) {
-            sReports += c.reports;
-            sSogMilliSum += c.sogMilliSum;
-            sSogCount += c.sogCount;
-            sVessels = withVessel(sVessels, c.mmsi);
+            if (c.reports != 0) {
+                sReports += c.reports;
+                sSogMilliSum += c.sogMilliSum;
+                sSogCount += c.sogCount;
+                sVessels = withVessel(sVessels, c.mmsi * CATEGORY_SLOTS + c.category);
+                sTypeReports = plus(sTypeReports, categories, c.category, c.reports);
+            }
+            if (c.vesselMs != 0) {
+                sTypeMs = plus(sTypeMs, categories, c.category, c.vesselMs);
+            }
         }
     }
 
@@ -65,55 +93,98 @@ public class Pane {
      */
     void addTo(boolean tumbling, long windowEnd, Totals totals) {
         if (tumbling) {
-            totals.add(tReports, tSogMilliSum, tSogCount, tVessels);
+            totals.add(tReports, tSogMilliSum, tSogCount, tVessels, tTypeReports, tTypeMs);
             return;
         }
-        totals.add(sReports, sSogMilliSum, sSogCount, sVessels);
+        totals.add(sReports, sSogMilliSum, sSogCount, sVessels, sTypeReports, sTypeMs);
         for (int i = 0; i < sLate.length; i += LATE_STRIDE) {
             if (sLate[i + FROM] <= windowEnd) {
-                totals.add(sLate[i + REPORTS], sLate[i + SOG_MILLI_SUM], sLate[i + SOG_COUNT], sLate[i + MMSI]);
+                totals.addOne(
+                        sLate[i + REPORTS],
+                        sLate[i + SOG_MILLI_SUM],
+                        sLate[i + SOG_COUNT],
+                        sLate[i + MMSI],
+                        (int) sLate[i + CATEGORY],
+                        sLate[i + MS]);
             }
         }
     }
 
-    /** What the panes of one window add up to; distinct vessels only when asked for. */
+    /** What the panes of one window add up to; vessels and the per-category figures only when asked for. */
     static final class Totals {
         long reports;
         long sogMilliSum;
         long sogCount;
+        long vesselMs;
+        /** Vessel entries ({@code mmsi * CATEGORY_SLOTS + category}), distinct. */
         final LongSet vessels;
+        final long[] typeReports;
+        final long[] typeMs;
 
-        Totals(boolean countVessels) {
-            vessels = countVessels ? new LongSet() : null;
+        /** No report and no time: a window that does not fire. */
+        boolean empty() {
+            return reports == 0 && vesselMs == 0;
         }
 
-        void add(long moreReports, long moreSog, long moreSogCount, long[] mmsis) {
+        Totals(boolean detail, int categories) {
+            vessels = detail ? new LongSet() : null;
+            typeReports = detail ? new long[categories] : null;
+            typeMs = detail ? new long[categories] : null;
+        }
+
+        void add(long moreReports, long moreSog, long moreSogCount, long[] entries, int[] byTypeReports, long[] byTypeMs) {
             reports += moreReports;
             sogMilliSum += moreSog;
             sogCount += moreSogCount;
+            for (long ms : byTypeMs) {
+                vesselMs += ms;
+            }
             if (vessels != null) {
-                vessels.addAll(mmsis);
+                vessels.addAll(entries);
+                for (int i = 0; i < byTypeReports.length; i++) {
+                    typeReports[i] += byTypeReports[i];
+                }
+                for (int i = 0; i < byTypeMs.length; i++) {
+                    typeMs[i] += byTypeMs[i];
+                }
             }
         }
 
-        void add(long moreReports, long moreSog, long moreSogCount, long mmsi) {
+        void addOne(long moreReports, long moreSog, long moreSogCount, long mmsi, int category, long ms) {
             reports += moreReports;
             sogMilliSum += moreSog;
             sogCount += moreSogCount;
+            vesselMs += ms;
             if (vessels != null) {
-                vessels.add(mmsi);
+                if (moreReports != 0) {
+                    vessels.add(mmsi * CATEGORY_SLOTS + category);
+                }
+                typeReports[category] += moreReports;
+                typeMs[category] += ms;
             }
         }
     }
 
-    private static long[] withVessel(long[] vessels, long mmsi) {
+    private static long[] withVessel(long[] vessels, long entry) {
         for (long v : vessels) {
-            if (v == mmsi) {
+            if (v == entry) {
                 return vessels;
             }
         }
         long[] more = Arrays.copyOf(vessels, vessels.length + 1);
-        more[vessels.length] = mmsi;
+        more[vessels.length] = entry;
         return more;
+    }
+
+    private static int[] plus(int[] values, int size, int at, int n) {
+        int[] out = values.length == 0 ? new int[size] : values;
+        out[at] += n;
+        return out;
+    }
+
+    private static long[] plus(long[] values, int size, int at, long n) {
+        long[] out = values.length == 0 ? new long[size] : values;
+        out[at] += n;
+        return out;
     }
 }

@@ -70,6 +70,8 @@ final class RecordLayout {
         final int tumbling;
         final int sliding;
         final int slidingFrom;
+        final int vesselMs;
+        final int category;
 
         VesselPane(RowTypeInfo type) {
             arity = type.getArity();
@@ -82,6 +84,8 @@ final class RecordLayout {
             tumbling = field(type, "tumbling", Types.BOOLEAN);
             sliding = field(type, "sliding", Types.BOOLEAN);
             slidingFrom = field(type, "sliding_from", Types.LONG);
+            vesselMs = field(type, "vessel_ms", Types.LONG);
+            category = field(type, "category", Types.STRING);
         }
     }
 
@@ -97,6 +101,11 @@ final class RecordLayout {
         final int vessels;
         final int avgSog;
         final int revision;
+        final int vesselHours;
+        final int typeNames;
+        final int typeVessels;
+        final int typeReports;
+        final int typeHours;
 
         Aggregate(RowTypeInfo type) {
             arity = type.getArity();
@@ -108,6 +117,11 @@ final class RecordLayout {
             vessels = field(type, "vessels", Types.INT);
             avgSog = field(type, "avg_sog", Types.DOUBLE);
             revision = field(type, "revision", Types.INT);
+            vesselHours = field(type, "vessel_hours", Types.DOUBLE);
+            typeNames = arrayField(type, "type_names", Types.STRING);
+            typeVessels = arrayField(type, "type_vessels", Types.INT);
+            typeReports = arrayField(type, "type_reports", Types.INT);
+            typeHours = arrayField(type, "type_hours", Types.DOUBLE);
         }
     }
 }

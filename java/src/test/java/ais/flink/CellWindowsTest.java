@@ -40,7 +40,8 @@ class CellWindowsTest {
                                 spec.get("slide_ms").asLong(),
                                 spec.get("lateness_ms").asLong()),
                         Rows.VESSEL_PANE,
-                        Rows.AGGREGATE);
+                        Rows.AGGREGATE,
+                        Rows.CATEGORIES);
         KeySelector<Row, String> byCell = row -> (String) row.getField(PANE.cell);
         return new KeyedOneInputStreamOperatorTestHarness<>(windows.operator(), byCell, Types.STRING);
     }
@@ -62,6 +63,8 @@ class CellWindowsTest {
         row.setField(PANE.tumbling, c.get("tumbling").asBoolean());
         row.setField(PANE.sliding, c.get("sliding").asBoolean());
         row.setField(PANE.slidingFrom, c.get("sliding_from").asLong());
+        row.setField(PANE.vesselMs, c.has("vessel_ms") ? c.get("vessel_ms").asLong() : 0L);
+        row.setField(PANE.category, c.has("category") ? c.get("category").asText() : "unknown");
         return row;
     }
 
@@ -162,7 +165,7 @@ class CellWindowsTest {
         IllegalArgumentException e =
                 assertThrows(
                         IllegalArgumentException.class,
-                        () -> new CellWindows(new WindowSpec(60000, 900000, 60000, 120000), renamed, Rows.AGGREGATE));
+                        () -> new CellWindows(new WindowSpec(60000, 900000, 60000, 120000), renamed, Rows.AGGREGATE, Rows.CATEGORIES));
         assertEquals(true, e.getMessage().contains("'sog_count'"), e.getMessage());
     }
 
@@ -173,6 +176,6 @@ class CellWindowsTest {
         RowTypeInfo retyped = new RowTypeInfo(types, Rows.AGGREGATE.getFieldNames());
         assertThrows(
                 IllegalArgumentException.class,
-                () -> new CellWindows(new WindowSpec(60000, 900000, 60000, 120000), Rows.VESSEL_PANE, retyped));
+                () -> new CellWindows(new WindowSpec(60000, 900000, 60000, 120000), Rows.VESSEL_PANE, retyped, Rows.CATEGORIES));
     }
 }

@@ -1,5 +1,6 @@
 package ais.flink;
 
+import org.apache.flink.api.common.typeinfo.BasicArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
@@ -16,19 +17,25 @@ final class Rows {
             new RowTypeInfo(
                     new TypeInformation<?>[] {
                         Types.STRING, Types.LONG, Types.LONG, Types.INT, Types.LONG, Types.INT, Types.BOOLEAN,
-                        Types.BOOLEAN, Types.LONG
+                        Types.BOOLEAN, Types.LONG, Types.LONG, Types.STRING
                     },
                     new String[] {
                         "cell", "pane_start", "mmsi", "reports", "sog_milli_sum", "sog_count", "tumbling", "sliding",
-                        "sliding_from"
+                        "sliding_from", "vessel_ms", "category"
                     });
 
     static final RowTypeInfo AGGREGATE =
             new RowTypeInfo(
                     new TypeInformation<?>[] {
-                        Types.STRING, Types.STRING, Types.LONG, Types.LONG, Types.INT, Types.INT, Types.DOUBLE, Types.INT
+                        Types.STRING, Types.STRING, Types.LONG, Types.LONG, Types.INT, Types.INT, Types.DOUBLE, Types.INT,
+                        Types.DOUBLE, BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO, BasicArrayTypeInfo.INT_ARRAY_TYPE_INFO,
+                        BasicArrayTypeInfo.INT_ARRAY_TYPE_INFO, BasicArrayTypeInfo.DOUBLE_ARRAY_TYPE_INFO
                     },
                     new String[] {
-                        "window", "cell", "window_start", "window_end", "reports", "vessels", "avg_sog", "revision"
+                        "window", "cell", "window_start", "window_end", "reports", "vessels", "avg_sog", "revision",
+                        "vessel_hours", "type_names", "type_vessels", "type_reports", "type_hours"
                     });
+
+    /** The ship type categories, as the job hands them to the window operator. */
+    static final String CATEGORIES = "fishing,service,sailing,pleasure,high_speed,passenger,cargo,tanker,other,unknown";
 }

@@ -68,5 +68,6 @@ SAMPLE_SUMMARY: dict[str, Any] = {
     "late": 0,
     "dead_letter": {"incomplete_multipart": 1},
     "late_records": {"tumbling": 230, "sliding": 0},
+    "late_hours": 3.215833,
     "accounted_lines": 10000,
 }

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import golden_watermarks, golden_windows
+from tests.support import golden_vessel_hours, golden_watermarks, golden_windows
 
 pytestmark = pytest.mark.unit
 
@@ -27,3 +27,11 @@ def test_window_case_gives_the_golden_aggregates_and_leaves_no_state(case: dict[
 @pytest.mark.parametrize("case", golden_watermarks.load()["cases"], ids=lambda c: c["name"][:60])
 def test_watermark_case_gives_the_golden_watermarks_and_flags(case: dict[str, Any]):
     assert golden_watermarks.run_case(case) == case["expect"]
+
+
+_HOURS = golden_vessel_hours.load()
+
+
+@pytest.mark.parametrize("case", _HOURS["cases"], ids=lambda c: c["name"][:60])
+def test_vessel_hours_case_gives_the_golden_hours_on_the_plain_loop(case: dict[str, Any]):
+    assert golden_vessel_hours.run_reference(_HOURS, case) == case["expect"], case["why"]

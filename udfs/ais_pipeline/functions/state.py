@@ -101,14 +101,15 @@ class LaneGroup:
 
 
 _META_NAMES = [f.name for f in fields(VesselMeta)]
-_VESSEL_NAMES = [*_META_NAMES, "ids", "static", "track_last", "track_ts", "track_cell", "track_category"]
+_VESSEL_NAMES = [*_META_NAMES, "ids", "static", "track_released", "track_ts", "track_cell", "track_category"]
 
 
 def _vessel_row_type() -> Any:
     """One vessel's state in the dedup operator's map state: its :class:`ais_pipeline.rules.dedup.VesselMeta`,
     the identities it has seen (identity -> first event time), its last kept static reports
-    (kind -> content and event time) and its vessel-hours track as columns (the released
-    position first when ``track_last``, then the held ones in event-time order)."""
+    (kind -> content and event time) and its vessel-hours track as columns: ``track_released``
+    released positions first (none; the last one, which starts its chain; or the chain's start
+    and the last one), then the held ones in event-time order."""
     static = Types.ROW_NAMED(["content", "ts"], [Types.STRING(), Types.LONG()])
     return Types.ROW_NAMED(
         _VESSEL_NAMES,
@@ -117,7 +118,7 @@ def _vessel_row_type() -> Any:
             Types.STRING(),
             Types.MAP(Types.STRING(), Types.LONG()),
             Types.MAP(Types.STRING(), static),
-            Types.BOOLEAN(),
+            Types.INT(),
             Types.BASIC_ARRAY(Types.LONG()),
             Types.BASIC_ARRAY(Types.STRING()),
             Types.BASIC_ARRAY(Types.STRING()),
@@ -140,9 +141,12 @@ class _VesselEntry:
         assert self.meta is not None
         static = {k: Row(content, ts) for k, (content, ts) in self.static.items()}
         track = self.track
-        fixes = [] if track is None else ([track.last] if track.last is not None else []) + track.pending
+        released: list[Fix] = []
+        if track is not None and track.last is not None:
+            released = [track.last] if track.start in (None, track.last) else [track.start, track.last]  # type: ignore[list-item]
+        fixes = released + ([] if track is None else track.pending)
         return Row(
-            *to_row(self.meta), dict(self.ids), static, track is not None and track.last is not None,
+            *to_row(self.meta), dict(self.ids), static, len(released),
             [f.ts for f in fixes], [f.cell for f in fixes], [f.category for f in fixes],
         )  # fmt: skip
 
@@ -153,13 +157,14 @@ class _VesselEntry:
         entry.meta = VesselMeta(*row[:n])
         entry.ids = dict(row[n] or {})
         entry.static = {k: (v[0], v[1]) for k, v in (row[n + 1] or {}).items()}
-        has_last, times, cells, categories = row[n + 2 : n + 6]
+        released, times, cells, categories = row[n + 2 : n + 6]
         fixes = [Fix(t, c, k) for t, c, k in zip(times or [], cells or [], categories or [], strict=True)]
         if fixes:
             track = entry.track = new_track()
-            if has_last:
-                track.last = fixes.pop(0)
-            track.pending = fixes
+            if released:
+                track.start = fixes[0]
+                track.last = fixes[released - 1]
+            track.pending = fixes[released or 0 :]
         return entry
 
 

@@ -37,7 +37,7 @@ import pygeohash
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
-from ais_pipeline.rules.vessel_hours import MAX_GAP_MS, UNKNOWN, Fix, Track, static_category
+from ais_pipeline.rules.vessel_hours import MAX_GAP_MS, UNKNOWN, Fix, Segment, Track, static_category
 from ais_pipeline.rules.windows import SLIDING, TUMBLING, WindowSpec
 
 KEPT_POSITION = "positions_kept"
@@ -52,7 +52,7 @@ STATIC_FROM_ROWS = "static_from_rows"
 ROW_STATIC = "row"  # the supersede kind of an archive row's static fields
 LATE_VESSEL_MS = "late_vessel_ms"  # vessel time too late for its tumbling window (summary: late_hours)
 LATE_VESSEL_MS_SLIDING = "late_vessel_ms_sliding"  # ... too late for some sliding windows (a metric)
-TRACK_BEHIND = "positions_behind_track"  # kept, but older than the track's released end (a metric)
+TRACK_BEHIND = "positions_inside_track"  # kept, but inside the track's released chain (a metric)
 
 
 @dataclass(slots=True)
@@ -162,7 +162,10 @@ class VesselLogic:
         self.counts: dict[str, int] = {}
 
     def new_track(self) -> Track:
-        return Track(self.max_gap_ms, self.spec.pane_ms)
+        # The last position is held past the cap until every report within the cap of it would
+        # be late for both window kinds (never kept): a late next position still completes it.
+        spec = self.spec
+        return Track(self.max_gap_ms, spec.pane_ms, max(spec.window_ms, spec.slide_size_ms) + spec.lateness_ms)
 
     def _count(self, name: str, n: int) -> None:
         self.counts[name] = self.counts.get(name, 0) + n
@@ -204,8 +207,11 @@ class VesselLogic:
             meta.last_lat5, meta.last_lon5, meta.last_ts = round(pos.lat * 1e5), round(pos.lon * 1e5), ts
             if track is None:
                 track = self.new_track()
-            if not track.add(Fix(ts, outcome.cell, meta.category)):
+            before = track.add(Fix(ts, outcome.cell, meta.category))
+            if before is None:
                 self._count(TRACK_BEHIND, 1)
+            elif before:
+                self._contribute(before, released_at, report.mmsi)
             self._release(track, released_at, report.mmsi, meta)
         if track is not None:
             self._keep_track(store, track, meta)
@@ -215,8 +221,11 @@ class VesselLogic:
     def _release(self, track: Track, watermark: int, mmsi: int, meta: VesselMeta) -> None:
         """The segments the watermark completes, as pane contributions of time, each judged
         against that watermark as a report would be."""
+        self._contribute(track.advance(watermark), watermark, mmsi)
+
+    def _contribute(self, segments: list[Segment], watermark: int, mmsi: int) -> None:
         spec = self.spec
-        for seg in track.advance(watermark):
+        for seg in segments:
             late_t, late_s = spec.late_kinds(seg.pane_start, watermark)
             if late_t:
                 self._count(LATE_VESSEL_MS, seg.ms)

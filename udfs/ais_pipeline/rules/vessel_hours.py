@@ -6,7 +6,10 @@ spend in each cell, by ship type, instead of how often they were heard.
   position k+1 gives the time ``t(k+1) - t(k)`` to the cell of position k when that gap is at
   most ``max_gap_ms`` (600 s by default); a longer gap is a hole in coverage and gives nothing.
   The last position gives nothing until its next one is known; once the watermark passes
-  ``t(k) + max_gap_ms`` with no next position, the vessel fell silent and it is dropped.
+  ``t(k) + max_gap_ms`` with no next position, the vessel fell silent. The position is still held
+  for ``hold_ms`` more (the job: the allowed lateness plus the longest window), until no report
+  within the cap of it can be kept any more: a position that comes that late still completes its
+  segment, whose time in closed windows is then counted as late instead of lost.
 - **Panes.** A segment's time is split at pane boundaries, so each window holds the time that
   falls inside it (:func:`split_at_panes`).
 - **Ship type.** The category of the vessel's most recent static report when the position was
@@ -112,20 +115,37 @@ class Segment:
 @dataclass
 class Track:
     """One vessel's positions until they are used: the pending ones (not yet passed by the
-    watermark, in event-time order) and the last one released (waiting for its next)."""
+    watermark, in event-time order), the last one released (waiting for its next), and the
+    start of the chain of segments that ends at it (every gap in it under the cap).
+
+    A position older than the last one released comes after its time was decided. Older than
+    the chain's start, it completes the segment to the start at once (:meth:`add` returns it).
+    Inside the chain, its interval is already counted, in the segment it falls in (the time is
+    the same, the cell that of the segment's start): it is not used, and the caller counts it."""
 
     max_gap_ms: int
     pane_ms: int
+    hold_ms: int = 0
     pending: list[Fix] = field(default_factory=list)
     last: Fix | None = None
+    start: Fix | None = None
 
-    def add(self, fix: Fix) -> bool:
-        """Hold a position; False when it is older than the last one released (its segments
-        were decided without it: the caller counts it)."""
-        if self.last is not None and fix.ts < self.last.ts:
-            return False
-        bisect.insort(self.pending, fix, key=lambda f: f.ts)
-        return True
+    def add(self, fix: Fix) -> list[Segment] | None:
+        """Hold a position (``[]``); for one older than the chain's start, the segment from it
+        to the start; None for one inside the released chain."""
+        last, start = self.last, self.start
+        if last is None or fix.ts >= last.ts:
+            bisect.insort(self.pending, fix, key=lambda f: f.ts)
+            return []
+        if start is not None and fix.ts < start.ts:
+            self.start = fix
+            return self._segment(fix, start)
+        return None
+
+    def _segment(self, a: Fix, b: Fix) -> list[Segment]:
+        if not 0 < b.ts - a.ts <= self.max_gap_ms:
+            return []
+        return [Segment(a.cell, a.category, pane, ms) for pane, ms in split_at_panes(a.ts, b.ts, self.pane_ms)]
 
     def advance(self, watermark: int) -> list[Segment]:
         """The segments the watermark completes; positions used are dropped."""
@@ -133,12 +153,13 @@ class Track:
         while self.pending and self.pending[0].ts <= watermark:
             nxt = self.pending.pop(0)
             last = self.last
-            if last is not None and 0 < nxt.ts - last.ts <= self.max_gap_ms:
-                for pane, ms in split_at_panes(last.ts, nxt.ts, self.pane_ms):
-                    out.append(Segment(last.cell, last.category, pane, ms))
+            if last is not None and nxt.ts - last.ts <= self.max_gap_ms:
+                out += self._segment(last, nxt)
+            else:
+                self.start = nxt  # the first position, or one after a hole: a chain starts
             self.last = nxt
-        if self.last is not None and not self.pending and watermark >= self.last.ts + self.max_gap_ms:
-            self.last = None  # silent past the cap: no next position will give it time
+        if self.last is not None and not self.pending and watermark >= self._dropped_at(self.last):
+            self.last = self.start = None  # silent past the cap; no report within it can be kept now
         return out
 
     @property
@@ -149,5 +170,8 @@ class Track:
         """The event time at which :meth:`advance` has something to do."""
         times = [self.pending[0].ts] if self.pending else []
         if self.last is not None:
-            times.append(self.last.ts + self.max_gap_ms)
+            times.append(self._dropped_at(self.last))
         return min(times) if times else None
+
+    def _dropped_at(self, last: Fix) -> int:
+        return last.ts + self.max_gap_ms + self.hold_ms

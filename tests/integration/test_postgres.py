@@ -85,12 +85,12 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
     assert first.returncode == 0, first.stderr[-3000:]
     assert in_tables(target) == as_stored(tmp_path / "first")
     rows = every_row(target)
-    assert [len(rows[t]) for t in TABLE_NAMES] == [7294, 926, 98680, 230, 1]
-    # Late reports fired windows again: those rows hold their last firing.
+    assert [len(rows[t]) for t in TABLE_NAMES] == [7294, 926, 98993, 230, 1]
+    # Late reports and vessel time fired windows again: those rows hold their last firing.
     with postgres.connect(target) as conn:
         assert conn.execute("SELECT max(revision), count(*) FROM ais_aggregates WHERE revision > 0").fetchone() == (
-            15,
-            171,
+            31,
+            443,
         )
 
     # The report drawn from the tables is the report of the run's files.
@@ -98,7 +98,7 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
     assert cli("report", str(tmp_path / "first")).returncode == 0
     from_db = cli("report", str(tmp_path / "db-report"), "--postgres", postgres_server.url("file_run"), env=pg_env)
     assert from_db.stdout.strip() == f"report in {tmp_path / 'db-report'}/index.html", from_db.stderr[-2000:]
-    for name in ("index.html", "density.png", "duplicates.png"):
+    for name in ("index.html", "density.png", "types.png", "duplicates.png"):
         assert (tmp_path / "db-report" / name).read_bytes() == (tmp_path / "first" / "report" / name).read_bytes()
 
     second = cli("run", "--output", str(tmp_path / "second"), "--postgres", url, "--no-wait", "--web-ui-port", "0")
@@ -127,6 +127,8 @@ def aggregate(revision: int, reports: int) -> dict[str, Any]:
         "reports": reports,
         "vessels": 1,
         "avg_sog": 10.5 if reports else None,
+        "vessel_hours": 0.0,
+        "by_type": {"unknown": {"vessels": 1, "reports": reports, "vessel_hours": 0.0}} if reports else {},
         "revision": revision,
     }
 

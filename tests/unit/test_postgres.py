@@ -67,11 +67,13 @@ def test_each_table_merges_on_its_key_and_only_a_higher_revision_replaces_an_agg
     )
     assert postgres.TABLES["aggregates"].statement() == (
         "INSERT INTO ais_aggregates AS t (window_kind, cell, window_start, window_end, reports, vessels, avg_sog,"
-        " revision) VALUES (?::text, ?::text, ?::timestamp with time zone, ?::timestamp with time zone,"
-        " ?::integer, ?::integer, ?::double precision, ?::integer) ON CONFLICT (window_kind, cell, window_start)"
+        " revision, vessel_hours, by_type) VALUES (?::text, ?::text, ?::timestamp with time zone,"
+        " ?::timestamp with time zone, ?::integer, ?::integer, ?::double precision, ?::integer,"
+        " ?::double precision, ?::jsonb) ON CONFLICT (window_kind, cell, window_start)"
         " DO UPDATE SET window_end = EXCLUDED.window_end, reports = EXCLUDED.reports, vessels = EXCLUDED.vessels,"
-        " avg_sog = EXCLUDED.avg_sog, revision = EXCLUDED.revision"
-        " WHERE (t.reports, t.revision) < (EXCLUDED.reports, EXCLUDED.revision)"
+        " avg_sog = EXCLUDED.avg_sog, revision = EXCLUDED.revision, vessel_hours = EXCLUDED.vessel_hours,"
+        " by_type = EXCLUDED.by_type"
+        " WHERE (t.reports, t.vessel_hours, t.revision) < (EXCLUDED.reports, EXCLUDED.vessel_hours, EXCLUDED.revision)"
     )
     assert postgres.TABLES["static"].fields == ["id", "mmsi", "msg_type", "timestamp", "receiver", "*"]
     assert postgres.TABLES["late"].fields[-1] == "window"

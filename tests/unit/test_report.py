@@ -30,20 +30,44 @@ def image(path: Path):  # type: ignore[no-untyped-def]
     return matplotlib.image.imread(path)
 
 
-def test_report_writes_a_density_map_a_duplicates_chart_and_a_page(run_dir: Path, capsys):
+def test_report_writes_a_density_map_a_ship_type_chart_a_duplicates_chart_and_a_page(run_dir: Path, capsys):
     assert main([str(run_dir)]) == 0
     report = run_dir / "report"
-    density, chart = image(report / "density.png"), image(report / "duplicates.png")
-    assert density.shape[:2] == (600, 1000) and chart.shape[:2] == (450, 1000)
-    for picture in (density, chart):
+    density, types = image(report / "density.png"), image(report / "types.png")
+    chart = image(report / "duplicates.png")
+    assert density.shape[:2] == (600, 1000) and chart.shape[:2] == types.shape[:2] == (450, 1000)
+    for picture in (density, types, chart):
         pixels = picture[:, :, :3].reshape(-1, 3)
         assert len({tuple(p) for p in pixels[::7]}) > 50  # drawn, not blank
     page = (report / "index.html").read_text()
-    assert 'src="density.png"' in page and 'src="duplicates.png"' in page
+    assert all(f'src="{name}.png"' in page for name in ("density", "types", "duplicates"))
     assert "<th>positions_kept</th><td>7294</td>" in page and "<th>duplicates_exact</th><td>881</td>" in page
+    # By default the map shows the vessel hours of the whole run: every final tumbling window's.
+    assert "vessel hours 2022-11-10T02:12:00.000Z to 2022-11-10T02:16:00.000Z: 569 cells, 7.108121 h" in page
+    assert capsys.readouterr().out.strip() == f"report in {report}/index.html"
+
+
+def test_a_vessels_map_shows_the_busiest_window(run_dir: Path, tmp_path: Path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run, ignore=shutil.ignore_patterns("report"))
+    assert main([str(run), "--color", "vessels"]) == 0
+    page = (run / "report" / "index.html").read_text()
     # The busiest tumbling window of the sample: 02:14, in the title of the map and the page.
     assert "tumbling window 2022-11-10T02:14:00.000Z to 2022-11-10T02:15:00.000Z" in page
-    assert capsys.readouterr().out.strip() == f"report in {report}/index.html"
+
+
+def test_hours_per_ship_type_add_up_to_the_runs_tumbling_hours(run_dir: Path, tmp_path: Path):
+    from ais_pipeline.tools.report import draw_types, hours_by_type
+
+    tumbling = [a for aggs in final_aggregates(read_jsonl(run_dir / "aggregates"), "tumbling").values() for a in aggs]
+    hours = hours_by_type(tumbling)
+    assert list(hours)[-2:] == ["other", "unknown"] and len(hours) == 10
+    assert round(sum(hours.values()), 6) == round(sum(a["vessel_hours"] for a in tumbling), 6) == 7.108121
+    assert (hours["cargo"], hours["tanker"], hours["service"]) == (0.008889, 0.011111, 0.043056)
+    ax = draw_types(hours, 3.215833, tmp_path / "types.png")
+    assert ax.get_title() == "vessel hours by ship type: 7.108121 h; 3.215833 h too late for their windows, not counted"
 
 
 def test_busiest_window_is_the_one_with_most_reports(run_dir: Path):

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from ais_pipeline.rules.vessel_hours import ALL_CATEGORIES, Fix, Segment, Track, ship_category, split_at_panes
+from ais_pipeline.rules.vessel_hours import (
+    ALL_CATEGORIES,
+    Fix,
+    Segment,
+    Track,
+    ship_category,
+    split_at_panes,
+    static_category,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -67,3 +75,32 @@ def test_positions_wait_for_the_watermark_and_a_silent_vessel_is_dropped_at_the_
     assert t.next_timer() == T0 + 11 * MIN
     assert t.advance(T0 + 11 * MIN - 1) == [] and not t.empty
     assert t.advance(T0 + 11 * MIN) == [] and t.empty and t.next_timer() is None
+
+
+def test_a_static_reports_ship_type_code_or_archive_type_name_gives_its_category():
+    assert [static_category(f) for f in ({"ship_type": 70}, {"ship_type": 84.0}, {"shipname": "X"})] == [
+        "cargo",
+        "tanker",
+        None,  # a 24A report (name only) leaves the vessel's type as it was
+    ]
+    names = {"Tug": "service", "HSC": "high_speed", "Pleasure": "pleasure", "Dredging": "other", "cargo": "cargo"}
+    assert {n: static_category({"ship_type": n}) for n in names} == names
+
+
+def test_a_position_before_the_tracks_first_one_completes_the_segment_to_it():
+    t = track()
+    t.add(Fix(T0 + 60_000, "b", "cargo"))
+    t.advance(T0 + 60_000)
+    assert t.add(Fix(T0 + 30_000, "a", "cargo")) == [Segment("a", "cargo", T0, 30_000)]
+    assert t.start == Fix(T0 + 30_000, "a", "cargo")
+    assert t.add(Fix(T0 + 45_000, "c", "cargo")) is None  # inside the track: its time is counted already
+
+
+def test_a_position_held_past_the_cap_does_not_keep_the_last_one_alive():
+    t = Track(max_gap_ms=10 * MIN, pane_ms=MIN, hold_ms=5 * MIN)
+    t.add(Fix(T0, "a", "cargo"))
+    t.advance(T0)
+    t.add(Fix(T0 + 60 * MIN, "b", "cargo"))  # an hour later: a hole
+    assert t.next_timer() == T0 + 15 * MIN
+    assert t.advance(T0 + 15 * MIN) == [] and t.last is None
+    assert t.next_timer() == T0 + 60 * MIN  # each step moves on: no timer fires twice

@@ -116,11 +116,12 @@ class Table:
         if not self.newer_firing_wins:
             return sql + "DO NOTHING"
         updates = ", ".join(f"{c.name} = EXCLUDED.{c.name}" for c in self.columns if c.name not in self.key)
-        # A firing carries the whole aggregate so far: more reports is newer. As many reports
-        # and a higher revision is newer too. Not the revision alone: after a restore, a window's
-        # firings can be numbered differently than before (how many there are depends on timing),
-        # and a revision 2 of the restored run may hold a report that the first run's didn't.
-        newer = "(t.reports, t.revision) < (EXCLUDED.reports, EXCLUDED.revision)"
+        # A firing carries the whole aggregate so far: more reports is newer, then more vessel
+        # time. As many of both and a higher revision is newer too. Not the revision alone: after
+        # a restore, a window's firings can be numbered differently than before (how many there
+        # are depends on timing), and a revision 2 of the restored run may hold a report that the
+        # first run's didn't.
+        newer = "(t.reports, t.vessel_hours, t.revision) < (EXCLUDED.reports, EXCLUDED.vessel_hours, EXCLUDED.revision)"
         return sql + f"DO UPDATE SET {updates} WHERE {newer}"
 
 
@@ -173,6 +174,8 @@ TABLES: dict[str, Table] = {
                 Column("vessels", "integer", "vessels"),
                 Column("avg_sog", _F, "avg_sog"),
                 Column("revision", "integer", "revision"),
+                Column("vessel_hours", _F, "vessel_hours"),
+                Column("by_type", "jsonb", "by_type"),
             ),
             ("window_kind", "cell", "window_start"),
             newer_firing_wins=True,

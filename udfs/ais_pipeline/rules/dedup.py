@@ -214,7 +214,7 @@ class VesselLogic:
                 self._contribute(before, released_at, report.mmsi)
             self._release(track, released_at, report.mmsi, meta)
         if track is not None:
-            self._keep_track(store, track, meta)
+            self._keep_track(store, track, meta, released_at)
         store.set_meta(meta)
         return outcome, pane
 
@@ -240,7 +240,7 @@ class VesselLogic:
                 )
             )
 
-    def _keep_track(self, store: VesselStore, track: Track, meta: VesselMeta) -> None:
+    def _keep_track(self, store: VesselStore, track: Track, meta: VesselMeta, moved_to: int) -> None:
         """Store the track (none once it is used up) and arm the timer its next step needs."""
         nxt = track.next_timer()
         if nxt is None:
@@ -248,7 +248,9 @@ class VesselLogic:
             meta.hours_at = TIME_UNKNOWN
             return
         store.set_track(track)
-        at = self.spec.timer_at_or_after(nxt)
+        # After the step the track was moved to (a timer at or below the watermark would fire
+        # again at once): the track always moves on at its next step.
+        at = self.spec.timer_at_or_after(max(nxt, moved_to + 1))
         if at != meta.hours_at:
             meta.hours_at = at
             store.register_timer(at)
@@ -327,7 +329,7 @@ class VesselLogic:
         if meta is not None and track is not None and meta.hours_at == ts:
             meta.hours_at = TIME_UNKNOWN
             self._release(track, ts, mmsi, meta)
-            self._keep_track(store, track, meta)
+            self._keep_track(store, track, meta, ts)
             store.set_meta(meta)
         if meta is not None and meta.cleanup_at == ts:
             if meta.max_ts + self.retention_ms <= ts:

@@ -158,8 +158,10 @@ class Track:
             else:
                 self.start = nxt  # the first position, or one after a hole: a chain starts
             self.last = nxt
-        if self.last is not None and not self.pending and watermark >= self._dropped_at(self.last):
-            self.last = self.start = None  # silent past the cap; no report within it can be kept now
+        if self.last is not None and watermark >= self._dropped_at(self.last):
+            # Silent past the cap, and no report within it can be kept now (a held one, later
+            # than the watermark, is past the cap: a hole).
+            self.last = self.start = None
         return out
 
     @property

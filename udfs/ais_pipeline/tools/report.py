@@ -1,13 +1,15 @@
 """Pictures of a run: ``ais-pipeline report DIR [--window tumbling|sliding] [--start ISO] [--color
-vessels|reports]`` reads the outputs of a file run (``--output DIR``) and writes ``DIR/report/``
+hours|vessels|reports]`` reads the outputs of a file run (``--output DIR``) and writes ``DIR/report/``
 (with ``--postgres URL``, it reads the tables that runs wrote, and writes ``DIR/``):
 
-- ``density.png``: the final aggregates of one window per geohash cell, each cell drawn as its
-  geohash box on longitude/latitude axes over land and sea (the GLOBE land mask of the
-  ``global-land-mask`` package), coloured by vessels (or reports) on a log scale when the counts
-  span a factor of 10 or more; cells too small to see at the map's span are merged into coarser
-  geohash cells, which the title says; the window is the busiest one (most reports) unless
-  ``--start`` names its start;
+- ``density.png``: final aggregates per geohash cell, each cell drawn as its geohash box on
+  longitude/latitude axes over land and sea (the GLOBE land mask of the ``global-land-mask``
+  package), coloured on a log scale when the values span a factor of 10 or more; cells too small
+  to see at the map's span are merged into coarser geohash cells, which the title says. By
+  default the vessel hours of the whole run (the final tumbling windows summed: each moment is in
+  one tumbling window); ``--color vessels`` or ``reports``: one window, the busiest (most
+  reports) unless ``--start`` names its start (with ``--start``, hours are that window's too);
+- ``types.png``: the run's vessel hours per ship type category (final tumbling windows);
 - ``duplicates.png``: per minute of event time (one bar from each minute's start, ticks on minute
   boundaries), position reports kept against those dropped as exact duplicates, near duplicates
   and late for dedup, the reports kept but late for the tumbling window, and the duplicate ratio;
@@ -46,6 +48,7 @@ class CellBox:
     lon_max: float
     vessels: int
     reports: int
+    hours: float = 0.0
 
 
 def final_aggregates(aggregates: list[dict[str, Any]], window: str) -> dict[str, list[dict[str, Any]]]:
@@ -68,16 +71,18 @@ def cell_boxes(aggregates: list[dict[str, Any]], precision: int | None = None) -
     seen in two of the finer cells counts twice)."""
     import pygeohash
 
-    merged: dict[str, list[int]] = {}
+    merged: dict[str, list[float]] = {}
     for agg in aggregates:
         cell = agg["cell"][:precision] if precision else agg["cell"]
-        totals = merged.setdefault(cell, [0, 0])
+        totals = merged.setdefault(cell, [0, 0, 0.0])
         totals[0] += agg["vessels"]
         totals[1] += agg["reports"]
+        totals[2] += agg.get("vessel_hours") or 0.0
     boxes = []
-    for cell, (vessels, reports) in sorted(merged.items()):
+    for cell, (vessels, reports, hours) in sorted(merged.items()):
         lat, lon, lat_err, lon_err = pygeohash.decode_exactly(cell)
-        boxes.append(CellBox(cell, lat - lat_err, lat + lat_err, lon - lon_err, lon + lon_err, vessels, reports))
+        box = (lat - lat_err, lat + lat_err, lon - lon_err, lon + lon_err)
+        boxes.append(CellBox(cell, *box, int(vessels), int(reports), round(hours, 6)))
     return boxes
 
 
@@ -100,13 +105,15 @@ def picture_precision(aggregates: list[dict[str, Any]], width_px: int = 800) -> 
     return 1
 
 
-def colour_scale(values: list[int]) -> tuple[str, float, float]:
-    """("log" or "linear", low, high) for a colour bar over these counts: logarithmic when the
-    largest is at least 10 times the smallest (most cells hold one vessel, a few many)."""
+def colour_scale(values: Sequence[float], counts: bool = True) -> tuple[str, float, float]:
+    """("log" or "linear", low, high) for a colour bar over these values: logarithmic when the
+    largest is at least 10 times the smallest (most cells hold one vessel, a few many). Counts
+    start at 1; hours at the smallest positive value."""
     low, high = min(values), max(values)
-    if high >= 10 * max(low, 1):
-        return "log", max(low, 1), high
-    return "linear", low, max(high, low + 1)
+    floor = 1.0 if counts else min((v for v in values if v > 0), default=1.0)
+    if high >= 10 * max(low, floor):
+        return "log", max(low, floor), high
+    return "linear", low, max(high, low + (1 if counts else floor))
 
 
 def land_mask(lon_lo: float, lon_hi: float, lat_lo: float, lat_hi: float, nx: int = 1000, ny: int = 600) -> Any:
@@ -144,7 +151,7 @@ def draw_density(boxes: list[CellBox], title: str, color_by: str, png: Path) -> 
     ax.contourf(lons, lats, land.astype(float), levels=[0.5, 1.5], colors=["#d9d4c7"])  # land
     ax.contour(lons, lats, land.astype(float), levels=[0.5], colors=["#8c8672"], linewidths=0.4)
     patches = [Rectangle((b.lon_min, b.lat_min), b.lon_max - b.lon_min, b.lat_max - b.lat_min) for b in boxes]
-    scale, low, high = colour_scale(values)
+    scale, low, high = colour_scale(values, counts=color_by != "hours")
     norm = LogNorm(low, high) if scale == "log" else Normalize(low, high)
     collection = PatchCollection(patches, cmap="viridis", norm=norm, linewidths=0.8)
     collection.set_array(np.asarray(values, dtype=float))
@@ -156,14 +163,15 @@ def draw_density(boxes: list[CellBox], title: str, color_by: str, png: Path) -> 
     ax.set_ylabel("latitude")
     ax.grid(True, color="white", lw=0.5)
     ax.set_title(title, fontsize=10)
-    bar = fig.colorbar(collection, ax=ax, label=f"{color_by} per cell" + (" (log scale)" if scale == "log" else ""))
-    if scale == "log":  # 1, 2, 5, 10, 20, 50, ... written out
+    label = "vessel hours" if color_by == "hours" else color_by
+    bar = fig.colorbar(collection, ax=ax, label=f"{label} per cell" + (" (log scale)" if scale == "log" else ""))
+    if scale == "log":  # 1, 2, 5, 10, 20, 50, ... written out (0.01, 0.02, ... for hours)
         from matplotlib.ticker import FixedLocator, NullLocator
 
-        ticks = [t * 10**e for e in range(0, 7) for t in (1, 2, 5) if low <= t * 10**e <= high]
+        ticks = [round(t * 10.0**e, 6) for e in range(-6, 7) for t in (1, 2, 5) if low <= t * 10.0**e <= high]
         bar.ax.yaxis.set_major_locator(FixedLocator(ticks))
         bar.ax.yaxis.set_minor_locator(NullLocator())
-        bar.ax.set_yticklabels([f"{t:,}" for t in ticks])
+        bar.ax.set_yticklabels([f"{t:,.0f}" if t >= 1 else f"{t:g}" for t in ticks])
     fig.tight_layout()
     fig.savefig(png)
     plt.close(fig)
@@ -242,6 +250,41 @@ def draw_duplicates(per_minute: dict[str, dict[str, int]], late_for_window: dict
     return ax
 
 
+def hours_by_type(tumbling: list[dict[str, Any]]) -> dict[str, float]:
+    """Vessel hours per ship type category over final tumbling aggregates, in the categories' order."""
+    from ais_pipeline.rules.vessel_hours import ALL_CATEGORIES
+
+    totals = dict.fromkeys(ALL_CATEGORIES, 0.0)
+    for agg in tumbling:
+        for name, figures in (agg.get("by_type") or {}).items():
+            totals[name] = totals.get(name, 0.0) + float(figures["vessel_hours"])
+    return {name: round(h, 6) for name, h in totals.items()}
+
+
+def draw_types(hours: dict[str, float], late_hours: float, png: Path) -> Any:
+    """Vessel hours per ship type category, one bar each (the chart's axes, for tests)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=CHART_SIZE, dpi=DPI)
+    names = list(hours)
+    ax.barh(names, [hours[n] for n in names], color="tab:blue")
+    ax.invert_yaxis()
+    for i, name in enumerate(names):
+        if hours[name]:
+            ax.text(hours[name], i, f" {hours[name]:.3f}", va="center", fontsize=8)
+    ax.set_xlabel("vessel hours (final tumbling windows)")
+    late = f"; {late_hours} h too late for their windows, not counted" if late_hours else ""
+    ax.set_title(f"vessel hours by ship type: {round(sum(hours.values()), 6)} h{late}", fontsize=10)
+    ax.grid(True, axis="x", color="#ddd", lw=0.5)
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
+    return ax
+
+
 def _rank(order: list[str], label: str) -> int:
     return order.index(label) if label in order else len(order)
 
@@ -278,6 +321,8 @@ th,td{{border:1px solid #ccc;padding:.2em .6em;text-align:left}}img{{max-width:1
 <h2>Traffic density</h2>
 <p>{html.escape(title)}</p>
 <img src="density.png" alt="density map of {html.escape(title)}" width="1000" height="600">
+<h2>Vessel hours by ship type</h2>
+<img src="types.png" alt="vessel hours per ship type category" width="1000" height="450">
 <h2>Duplicates over time</h2>
 <img src="duplicates.png" alt="reports kept and dropped per minute" width="1000" height="450">
 <h2>Summary</h2>
@@ -290,7 +335,7 @@ th,td{{border:1px solid #ccc;padding:.2em .6em;text-align:left}}img{{max-width:1
     (report / "index.html").write_text(page, encoding="utf-8")
 
 
-def make_report(run_dir: Path, window: str = "tumbling", start: str | None = None, color_by: str = "vessels") -> Path:
+def make_report(run_dir: Path, window: str = "tumbling", start: str | None = None, color_by: str = "hours") -> Path:
     """The report of a file run's output directory, into ``run_dir/report/``."""
     summary_file = run_dir / "summary.json"
     if not summary_file.exists():
@@ -302,7 +347,7 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
 
 
 def make_report_from_postgres(
-    target: Any, report: Path, window: str = "tumbling", start: str | None = None, color_by: str = "vessels"
+    target: Any, report: Path, window: str = "tumbling", start: str | None = None, color_by: str = "hours"
 ) -> Path:
     """The report of what the PostgreSQL tables hold (``--postgres URL``), into ``report``: the
     aggregates and late records of every run into them, and the summary of the newest file run."""
@@ -327,19 +372,31 @@ def draw_report(
     windows = final_aggregates(aggregates, window)
     if not windows:
         raise ConfigError(f"report: {where} has no {window} aggregates")
-    chosen = start or busiest(windows)
-    if chosen not in windows:
-        raise ConfigError(f"--start: no {window} window starts at {chosen} (first {min(windows)}, last {max(windows)})")
-    aggs = windows[chosen]
-    end = aggs[0]["window_end"]
-    reports = sum(a["reports"] for a in aggs)
-    title = f"{window} window {chosen} to {end}: {len(aggs)} cells, {reports} reports"
+    tumbling = [a for aggs in final_aggregates(aggregates, "tumbling").values() for a in aggs]
+    if color_by == "hours" and start is None:  # the whole run: each moment is in one tumbling window
+        if not tumbling:
+            raise ConfigError(f"report: {where} has no tumbling aggregates")
+        aggs = [a for a in tumbling if a.get("vessel_hours")] or tumbling
+        first, last = min(a["window_start"] for a in aggs), max(a["window_end"] for a in aggs)
+        total = round(sum(a.get("vessel_hours") or 0.0 for a in aggs), 6)
+        title = f"vessel hours {first} to {last}: {len({a['cell'] for a in aggs})} cells, {total} h"
+    else:
+        chosen = start or busiest(windows)
+        if chosen not in windows:
+            raise ConfigError(
+                f"--start: no {window} window starts at {chosen} (first {min(windows)}, last {max(windows)})"
+            )
+        aggs = windows[chosen]
+        end = aggs[0]["window_end"]
+        reports = sum(a["reports"] for a in aggs)
+        title = f"{window} window {chosen} to {end}: {len(aggs)} cells, {reports} reports"
     data_precision, precision = max(len(a["cell"]) for a in aggs), picture_precision(aggs)
     map_title = title
     if precision < data_precision:
         map_title += f"\ndrawn as geohash cells of precision {precision} (the data's {data_precision}, summed)"
     report.mkdir(parents=True, exist_ok=True)
     draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png")
+    draw_types(hours_by_type(tumbling), float(summary.get("late_hours") or 0.0), report / "types.png")
     late = late_per_minute(late_records)
     draw_duplicates(summary.get("per_minute") or {}, late, report / "duplicates.png")
     write_index(report, summary, title)
@@ -360,7 +417,12 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--postgres-password-file", default="", help="file whose first line is the password")
     parser.add_argument("--window", choices=("tumbling", "sliding"), default="tumbling")
     parser.add_argument("--start", help="window start, as in the aggregates (default: the busiest window)")
-    parser.add_argument("--color", choices=("vessels", "reports"), default="vessels")
+    parser.add_argument(
+        "--color",
+        choices=("hours", "vessels", "reports"),
+        default="hours",
+        help="vessel hours of the whole run (default), or vessels or reports of one window",
+    )
     args = parser.parse_args(list(argv))
     from ais_pipeline import postgres
 

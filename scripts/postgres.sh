@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A PostgreSQL server of the project's own, for trying the PostgreSQL outputs and for the tests:
 #   scripts/postgres.sh start | stop | status | url
-# Debian's postgresql is installed with apt-get when initdb is missing (as root or with sudo; apt
-# may upgrade packages it depends on). The server gets a scratch data directory (PG_DIR,
+# Debian's postgresql is installed with apt-get when initdb is missing, and Debian's PostGIS for
+# its major version when the extension is missing (as root or with sudo; apt may upgrade packages
+# they depend on; PG_NO_POSTGIS=1 skips PostGIS). The server gets a scratch data directory (PG_DIR,
 # build/postgres), listens on 127.0.0.1 only (PG_PORT, 55432), and takes password logins
 # (scram-sha-256) of one user (PG_USER "ais", password PG_PASSWORD or a generated one kept in
 # $PG_DIR/password, mode 600) on one database (PG_DATABASE "ais"). `url` prints the connection URL
@@ -23,14 +24,27 @@ bin_dir() {
   echo "$found"
 }
 
-install_if_missing() {
-  if [ -n "$(bin_dir)" ]; then return; fi
-  echo "postgres.sh: installing Debian's postgresql with apt-get (apt may also upgrade packages it depends on)" >&2
+apt_install() {
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q postgresql >&2
-  # Debian's package starts a cluster of its own on 5432; this project does not use it.
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "$@" >&2
+}
+
+install_if_missing() {
+  if [ -z "$(bin_dir)" ]; then
+    echo "postgres.sh: installing Debian's postgresql with apt-get (apt may also upgrade packages it depends on)" >&2
+    apt_install postgresql
+    # Debian's package starts a cluster of its own on 5432; this project does not use it.
+  fi
+  # PostGIS for the server's major version (the job gives its tables geometry columns with it).
+  local major
+  major=$(basename "$(dirname "$(bin_dir)")")
+  if [ ! -f "/usr/share/postgresql/$major/extension/postgis.control" ] && [ -z "${PG_NO_POSTGIS:-}" ]; then
+    echo "postgres.sh: installing Debian's PostGIS for PostgreSQL $major with apt-get" >&2
+    apt_install "postgresql-$major-postgis-3" \
+      || echo "postgres.sh: no PostGIS for PostgreSQL $major: the tables get no geometry columns" >&2
+  fi
 }
 
 as_server() {  # run a server command as a user PostgreSQL accepts

@@ -93,6 +93,11 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
             443,
         )
 
+    # PostGIS (scripts/postgres.sh installs it): positions and cells answer a spatial query
+    # about a box (the Persian Gulf) as the files do.
+    assert "PostGIS" not in first.stderr
+    assert in_box_of_tables(target) == in_box_of_files(tmp_path / "first")
+
     # The report drawn from the tables is the report of the run's files.
     pg_env = dict(os.environ, PGPASSWORD=password)
     assert cli("report", str(tmp_path / "first")).returncode == 0
@@ -116,6 +121,47 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
         assert password not in done.stdout + done.stderr
     assert "outputs also into PostgreSQL postgresql://ais@127.0.0.1:" in first.stderr
     assert "warning: the password in the --postgres URL is visible to other users" in first.stderr
+
+
+BOX = (48.0, 23.0, 57.0, 30.0)  # lon, lat, lon, lat: the Persian Gulf, busy in the sample
+
+
+def in_box_of_tables(target: postgres.Target) -> tuple[int, list[str], float]:
+    """Positions in the box, the cells of final tumbling aggregates that intersect it, and their
+    vessel hours, by PostGIS."""
+    envelope = "ST_MakeEnvelope(%s, %s, %s, %s, 4326)"
+    with postgres.connect(target) as conn:
+        (positions,) = conn.execute(
+            f"SELECT count(*) FROM ais_positions WHERE ST_Intersects(geom, {envelope})", BOX
+        ).fetchone()
+        cells = conn.execute(
+            "SELECT cell, sum(vessel_hours) FROM ais_aggregates"
+            f" WHERE window_kind = 'tumbling' AND ST_Intersects(cell_geom, {envelope}) GROUP BY cell ORDER BY cell",
+            BOX,
+        ).fetchall()
+    return positions, [c for c, _ in cells], round(sum(h for _, h in cells), 6)
+
+
+def in_box_of_files(directory: Path) -> tuple[int, list[str], float]:
+    """The same from the output files, with the geohash boxes decoded in Python."""
+    import pygeohash
+
+    lon0, lat0, lon1, lat1 = BOX
+    positions = sum(
+        1 for p in read_jsonl(directory / "positions") if lon0 <= p["lon"] <= lon1 and lat0 <= p["lat"] <= lat1
+    )
+    hours: dict[str, float] = {}
+    for (window, cell, _), a in final_aggregates(read_jsonl(directory / "aggregates")).items():
+        lat, lon, dlat, dlon = pygeohash.decode_exactly(cell)
+        if (
+            window == "tumbling"
+            and lon - dlon <= lon1
+            and lon + dlon >= lon0
+            and lat - dlat <= lat1
+            and lat + dlat >= lat0
+        ):
+            hours[cell] = hours.get(cell, 0.0) + float(a["vessel_hours"])
+    return positions, sorted(hours), round(sum(hours.values()), 6)
 
 
 def aggregate(revision: int, reports: int) -> dict[str, Any]:

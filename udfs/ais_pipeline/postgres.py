@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import calendar
 import json
+import logging
 import os
 import uuid
 from collections.abc import Iterator, Mapping
@@ -30,6 +31,7 @@ from ais_pipeline.postgres_url import PostgresError, Target, parse_url
 
 __all__ = ["PostgresError", "Target", "parse_url"]  # with the tables' functions below
 
+log = logging.getLogger(__name__)
 SCHEMA = Path(__file__).with_name("schema.sql")
 RUNS = "ais_runs"
 CONNECT_TIMEOUT_S = 5
@@ -221,6 +223,39 @@ def prepare(target: Target) -> None:
             why = first_line(exc)
             raise PostgresError(f"PostgreSQL at {target.shown()}: cannot create the tables: {why}") from None
         check_tables(conn, target)
+        missing = spatial(conn, target)
+    if missing:
+        log.warning("%s", missing)
+
+
+# With PostGIS: geometry columns that the server computes from each row (generated columns, so
+# the sinks' statements and their idempotence are those of a server without it), GiST-indexed.
+GEOMETRY_COLUMNS = {
+    "ais_positions": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
+    "ais_aggregates": ("cell_geom", "geometry(Polygon, 4326)", "ST_GeomFromGeoHash(cell)"),
+}
+
+
+def spatial(conn: Any, target: Target) -> str | None:
+    """The tables' geometry columns and their indexes, when the server has PostGIS (the extension
+    is created if it is available and not there yet); otherwise the one line that says why not."""
+    import psycopg
+
+    if conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'").fetchone() is None:
+        return f"PostgreSQL at {target.shown()} has no PostGIS: the tables get no geometry columns"
+    try:
+        with conn.transaction():
+            conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
+            for table, (column, kind, value) in GEOMETRY_COLUMNS.items():
+                conn.execute(
+                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}"
+                    f" GENERATED ALWAYS AS ({value}) STORED"
+                )
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_{column} ON {table} USING GIST ({column})")
+    except psycopg.Error as exc:
+        why = first_line(exc)
+        return f"PostgreSQL at {target.shown()}: PostGIS not enabled ({why}): the tables get no geometry columns"
+    return None
 
 
 def check_tables(conn: Any, target: Target) -> None:
@@ -235,6 +270,9 @@ def check_tables(conn: Any, target: Target) -> None:
         ).fetchall()
         if not found:
             continue
+        geometry = GEOMETRY_COLUMNS.get(name)
+        if geometry and found and tuple(found[-1]) == (geometry[0], "USER-DEFINED"):
+            found = found[:-1]  # the PostGIS column, after this version's columns
         if [tuple(r) for r in found] != columns:
             want = ", ".join(f"{c} {t}" for c, t in columns)
             have = ", ".join(f"{c} {t}" for c, t in found)

@@ -176,35 +176,49 @@ class CellStore(Protocol):
 
 
 def _aggregate(kind: str, cell: str, start: int, end: int, panes: list[PaneAcc], revision: int) -> Aggregate | None:
+    # Hot (every cell at every window end): plain loops, no intermediate objects.
     reports = sog_sum = sog_n = 0
     vessels: set[tuple[int, str]] = set()
     type_reports: dict[str, int] = {}
     type_ms: dict[str, int] = {}
+    tumbling = kind == TUMBLING
     for p in panes:
-        accs = [p.t] if kind == TUMBLING else [p.s]
-        if kind == SLIDING and p.s_late:
-            late = KindAcc()
-            for v in p.s_late:
-                if v.sliding_from <= end:
-                    late.add(v)
-            accs.append(late)
-        for acc in accs:
+        acc = p.t if tumbling else p.s
+        if acc.reports:
             reports += acc.reports
             sog_sum += acc.sog_milli_sum
             sog_n += acc.sog_count
             vessels.update(acc.vessels)
             for cat, n in acc.type_reports.items():
                 type_reports[cat] = type_reports.get(cat, 0) + n
-            for cat, n in acc.type_ms.items():
-                type_ms[cat] = type_ms.get(cat, 0) + n
+        for cat, n in acc.type_ms.items():
+            type_ms[cat] = type_ms.get(cat, 0) + n
+        if not tumbling:
+            for v in p.s_late:
+                if v.sliding_from <= end:
+                    cat = v.category
+                    if v.reports:
+                        reports += v.reports
+                        sog_sum += v.sog_milli_sum
+                        sog_n += v.sog_count
+                        vessels.add((v.mmsi, cat))
+                        type_reports[cat] = type_reports.get(cat, 0) + v.reports
+                    if v.vessel_ms:
+                        type_ms[cat] = type_ms.get(cat, 0) + v.vessel_ms
     ms = sum(type_ms.values())
     if reports == 0 and ms == 0:
         return None
     avg = round(sog_sum / sog_n / 1000, 3) if sog_n else None
-    names = [c for c in ALL_CATEGORIES if c in type_reports or c in type_ms]
+    per_type: dict[str, int] = {}
+    mmsis = set()
+    for mmsi, cat in vessels:
+        mmsis.add(mmsi)
+        per_type[cat] = per_type.get(cat, 0) + 1
+    keys = type_reports.keys() | type_ms.keys()
+    names = list(keys) if len(keys) == 1 else [c for c in ALL_CATEGORIES if c in keys]  # one: the common case
     return Aggregate(
-        kind, cell, start, end, reports, len({m for m, _ in vessels}), avg, revision, hours(ms), names,
-        [sum(1 for _, c in vessels if c == name) for name in names],
+        kind, cell, start, end, reports, len(mmsis), avg, revision, hours(ms), names,
+        [per_type.get(name, 0) for name in names],
         [type_reports.get(name, 0) for name in names],
         [hours(type_ms.get(name, 0)) for name in names],
     )  # fmt: skip

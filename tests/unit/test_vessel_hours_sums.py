@@ -1,12 +1,16 @@
-"""Vessel hours checked independently on the bundled sample: sorting each vessel's kept positions
-(the positions output) and adding up its gaps under the cap gives the time the tumbling windows
-hold plus the late time, to the rounding of each window's hours to 6 decimals."""
+"""Vessel hours checked independently, on the bundled sample and on the benchmark's seeded feed:
+sorting each vessel's kept positions (the positions output) and adding up its gaps under the cap
+gives the time the tumbling windows hold plus the late time, to the rounding of each window's
+hours to 6 decimals."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import defaultdict
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
@@ -20,22 +24,32 @@ from ais_pipeline.rules.windows import MS_PER_HOUR
 pytestmark = pytest.mark.unit
 
 
-def test_the_samples_tumbling_hours_and_late_hours_add_up_to_every_vessels_gaps_under_the_cap():
-    config = PipelineConfig(input_path=SAMPLE_INPUT)
-    result = run_plain(config, list(read_lines(SAMPLE_INPUT)), now_ms=1_700_000_000_000)
+def bench_feed(tmp_path: Path) -> Path:
+    feed = tmp_path / "bench.nmea"
+    with feed.open("w") as fh:
+        cmd = [sys.executable, "-m", "ais_pipeline.tools.gen_feed", "--lines", "20000", "--seed", "7"]
+        subprocess.run(cmd, stdout=fh, check=True)
+    return feed
+
+
+@pytest.mark.parametrize(("feed", "under_cap_hours"), [("sample", 10.323889), ("bench", 39.302778)])
+def test_tumbling_hours_and_late_hours_add_up_to_every_vessels_gaps_under_the_cap(
+    feed: str, under_cap_hours: float, tmp_path: Path
+):
+    path = SAMPLE_INPUT if feed == "sample" else bench_feed(tmp_path)
+    config = PipelineConfig(input_path=path)
+    result = run_plain(config, list(read_lines(path)), now_ms=1_800_000_000_000)
     times: defaultdict[int, list[int]] = defaultdict(list)
     for line in result.positions:
         p = json.loads(line)
         times[p["mmsi"]].append(parse_iso_ms(p["timestamp"]))
-    under_cap_ms = 0
-    for ts in times.values():
-        ts.sort()
-        under_cap_ms += sum(b - a for a, b in pairwise(ts) if b - a <= config.max_gap_ms)
-    tumbling = [
-        a for (w, _, _), a in final_aggregates(json.loads(x) for x in result.aggregates).items() if w == "tumbling"
-    ]
+    under_cap_ms = sum(
+        b - a for ts in times.values() for a, b in pairwise(sorted(ts)) if b - a <= config.max_gap_ms
+    )  # fmt: skip
+    finals = final_aggregates(json.loads(x) for x in result.aggregates)
+    tumbling = [a for (window, _, _), a in finals.items() if window == "tumbling"]
     held = sum(float(a["vessel_hours"]) for a in tumbling)
     late = result.totals[LATE_VESSEL_MS] / MS_PER_HOUR
-    assert under_cap_ms / MS_PER_HOUR == pytest.approx(10.323889, abs=1e-6)  # of 7,294 positions
+    assert under_cap_ms / MS_PER_HOUR == pytest.approx(under_cap_hours, abs=1e-6)
     assert held + late == pytest.approx(under_cap_ms / MS_PER_HOUR, abs=len(tumbling) * 5e-7)
-    assert late > 0  # the sample's lateness (120 s) is under the cap: long gaps reach closed windows
+    assert late > 0  # the default lateness (120 s) is under the cap: long gaps reach closed windows

@@ -8,11 +8,15 @@ from __future__ import annotations
 import pytest
 
 from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
-from ais_pipeline.rules.dedup import VesselMeta
+from ais_pipeline.rules.dedup import VesselLogic, VesselMeta
 from ais_pipeline.rules.multipart import PendingGroup
+from ais_pipeline.rules.vessel_hours import Fix
+from ais_pipeline.rules.windows import WindowSpec
 from tests.support.flink_fakes import FakeRuntimeContext, FakeTimerService
 
 pytestmark = pytest.mark.unit
+
+LOGIC = VesselLogic(WindowSpec(60_000, 900_000, 60_000, 120_000), 120_000, 2_000, 86_400_000, 10_000, 6)
 
 
 def bound(ctx: FakeRuntimeContext, store: ShardVessels, shard: int) -> FakeTimerService:
@@ -32,7 +36,7 @@ def a_vessel(store: ShardVessels, mmsi: int, ts: int) -> None:
 
 def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_what_changed():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx)  # type: ignore[arg-type]
+    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
     bound(ctx, store, 3)
     a_vessel(store, 244000003, 1_000)
     a_vessel(store, 244000019, 2_000)
@@ -41,8 +45,10 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     held = ctx.held()[("vessels", 3)]
     assert sorted(held) == [244000003, 244000019]
     row = held[244000003]
-    assert list(row[:6]) == [5212345, 412345, 1_000, 1_000, 1_000, 61_000]
-    assert dict(row[6]) == {"payload-1000,0": 1_000}
+    # The meta (no track timer, no ship type yet), the identities, the static reports, no track.
+    assert list(row[:8]) == [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), "unknown"]
+    assert dict(row[8]) == {"payload-1000,0": 1_000}
+    assert list(row[10:]) == [0, [], [], []]
 
     # A second marker with nothing changed writes nothing; one change writes that vessel alone.
     ctx.maps[("vessels", 3)][244000019] = "left alone"
@@ -50,17 +56,17 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     store.vessel(244000003).remember("payload-1500,0", 1_500)
     store.flush()
     assert ctx.maps[("vessels", 3)][244000019] == "left alone"
-    assert dict(ctx.maps[("vessels", 3)][244000003][6]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
+    assert dict(ctx.maps[("vessels", 3)][244000003][8]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
 
 
 def test_a_restore_loads_what_was_written_with_its_cleanup_timers():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx)  # type: ignore[arg-type]
+    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
     bound(ctx, store, 5)
     a_vessel(store, 244000005, 10_000)
     store.flush()
 
-    restored = ShardVessels(ctx)  # type: ignore[arg-type]  # a new instance on the restored state
+    restored = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]  # a new instance on the restored state
     bound(ctx, restored, 5)
     vessel = restored.vessel(244000005)
     assert vessel.first_seen("payload-10000,0") == 10_000
@@ -72,7 +78,7 @@ def test_a_restore_loads_what_was_written_with_its_cleanup_timers():
 
 def test_shards_are_kept_apart_and_one_flink_timer_serves_every_vessel_due_at_a_time():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx)  # type: ignore[arg-type]
+    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
     timers = bound(ctx, store, 1)
     store.vessel(244000001).register_timer(60_000)
     store.vessel(244000017).register_timer(60_000)
@@ -88,7 +94,7 @@ def test_shards_are_kept_apart_and_one_flink_timer_serves_every_vessel_due_at_a_
 
 def test_a_cleared_vessel_leaves_no_state_behind():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx)  # type: ignore[arg-type]
+    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
     bound(ctx, store, 7)
     a_vessel(store, 244000007, 1_000)
     store.flush()
@@ -142,3 +148,26 @@ def test_a_restored_parser_goes_on_in_the_csv_file_whose_header_it_will_not_read
     assert restored.csv_state() == (header, 3)
     assert all(isinstance(restored.parse(row), Report) for row in rows[2:])
     assert restored.line(rows[3], 1_900_000_000_000, DictGroupStores()) is not None
+
+
+def test_a_restore_loads_a_vessels_track_and_its_timer():
+    ctx = FakeRuntimeContext()
+    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
+    bound(ctx, store, 3)
+    a_vessel(store, 211000001, 1_000_000)
+    vessel = store.vessel(211000001)
+    track = LOGIC.new_track()
+    track.start, track.last = Fix(900_000, "a", "cargo"), Fix(960_000, "b", "cargo")
+    track.pending = [Fix(1_000_000, "c", "cargo"), Fix(1_020_000, "d", "tanker")]
+    vessel.set_track(track)
+    meta = vessel.meta()
+    assert meta is not None
+    meta.hours_at = 1_019_999
+    vessel.set_meta(meta)
+    store.flush()
+    restored = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
+    bound(ctx, restored, 3)
+    again = restored.vessel(211000001).track()
+    assert again is not None
+    assert (again.start, again.last, again.pending) == (track.start, track.last, track.pending)
+    assert restored.due(1_019_999) == {211000001}  # the track's timer, mapped back to its vessel

@@ -248,8 +248,7 @@ def spatial(conn: Any, target: Target) -> str | None:
             conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
             for table, (column, kind, value) in GEOMETRY_COLUMNS.items():
                 conn.execute(
-                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}"
-                    f" GENERATED ALWAYS AS ({value}) STORED"
+                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind} GENERATED ALWAYS AS ({value}) STORED"
                 )
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_{column} ON {table} USING GIST ({column})")
     except psycopg.Error as exc:

@@ -40,10 +40,14 @@ install_if_missing() {
   # PostGIS for the server's major version (the job gives its tables geometry columns with it).
   local major
   major=$(basename "$(dirname "$(bin_dir)")")
-  if [ ! -f "/usr/share/postgresql/$major/extension/postgis.control" ] && [ -z "${PG_NO_POSTGIS:-}" ]; then
+  if [ ! -f "/usr/share/postgresql/$major/extension/postgis.control" ] && [ -z "${PG_NO_POSTGIS:-}" ] \
+    && [ ! -f "$dir/no-postgis" ]; then
     echo "postgres.sh: installing Debian's PostGIS for PostgreSQL $major with apt-get" >&2
-    apt_install "postgresql-$major-postgis-3" \
-      || echo "postgres.sh: no PostGIS for PostgreSQL $major: the tables get no geometry columns" >&2
+    if ! apt_install "postgresql-$major-postgis-3"; then
+      echo "postgres.sh: no PostGIS for PostgreSQL $major: the tables get no geometry columns" \
+        "(not tried again while $dir/no-postgis exists)" >&2
+      mkdir -p "$dir" && touch "$dir/no-postgis"
+    fi
   fi
 }
 

@@ -208,6 +208,33 @@ def test_a_later_firing_replaces_an_aggregate_row_and_an_older_revision_never_do
     assert postgres.read_outputs(target, ("aggregates",))["aggregates"] == [aggregate(2, 6)]
 
 
+def test_an_aggregates_table_made_before_vessel_hours_gets_their_columns_and_keeps_its_rows(
+    postgres_server: PostgresServer,
+):
+    target = postgres_server.create_database("before_hours")
+    with postgres.connect(target) as conn:
+        conn.execute(
+            "CREATE TABLE ais_aggregates (window_kind text NOT NULL, cell text NOT NULL,"
+            " window_start timestamptz NOT NULL, window_end timestamptz NOT NULL, reports integer NOT NULL,"
+            " vessels integer NOT NULL, avg_sog double precision, revision integer NOT NULL,"
+            " PRIMARY KEY (window_kind, cell, window_start))"
+        )
+        conn.execute("INSERT INTO ais_aggregates VALUES ('tumbling', 'u4pruy', now(), now(), 3, 1, 10.5, 0)")
+    postgres.prepare(target)
+    postgres.prepare(target)  # a second start changes nothing
+    with postgres.connect(target) as conn:
+        columns = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'ais_aggregates'"
+            " ORDER BY ordinal_position"
+        ).fetchall()
+        row = conn.execute(
+            "SELECT reports, vessel_hours, by_type, ST_Within(cell_geom, ST_MakeEnvelope(10, 57, 11, 58, 4326))"
+            " FROM ais_aggregates"
+        ).fetchone()
+    assert [c for (c,) in columns][-3:] == ["vessel_hours", "by_type", "cell_geom"]
+    assert row == (3, None, None, True)  # u4pruy: the Skagerrak, 57.6 N 10.4 E
+
+
 def test_a_dead_letter_with_a_nul_is_stored_with_a_replacement_character(postgres_server: PostgresServer, tmp_path):
     target = postgres_server.create_database("nul")
     dead = {"id": "5f0c3c8e-2f59-3a7c-9d39-0b4c8c3f6a11", "raw": "!AIVDM\u0000x", "reason": "not_text"}

@@ -73,7 +73,8 @@ def test_each_table_merges_on_its_key_and_only_a_higher_revision_replaces_an_agg
         " DO UPDATE SET window_end = EXCLUDED.window_end, reports = EXCLUDED.reports, vessels = EXCLUDED.vessels,"
         " avg_sog = EXCLUDED.avg_sog, revision = EXCLUDED.revision, vessel_hours = EXCLUDED.vessel_hours,"
         " by_type = EXCLUDED.by_type"
-        " WHERE (t.reports, t.vessel_hours, t.revision) < (EXCLUDED.reports, EXCLUDED.vessel_hours, EXCLUDED.revision)"
+        " WHERE (t.reports, coalesce(t.vessel_hours, -1), t.revision)"
+        " < (EXCLUDED.reports, coalesce(EXCLUDED.vessel_hours, -1), EXCLUDED.revision)"
     )
     assert postgres.TABLES["static"].fields == ["id", "mmsi", "msg_type", "timestamp", "receiver", "*"]
     assert postgres.TABLES["late"].fields[-1] == "window"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
+from ais_pipeline.functions.state import VESSELS_STATE, LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.rules.dedup import VesselLogic, VesselMeta
 from ais_pipeline.rules.multipart import PendingGroup
 from ais_pipeline.rules.vessel_hours import Fix
@@ -42,7 +42,7 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     a_vessel(store, 244000019, 2_000)
     assert ctx.held() == {}  # nothing written before the marker
     store.flush()
-    held = ctx.held()[("vessels", 3)]
+    held = ctx.held()[(VESSELS_STATE, 3)]
     assert sorted(held) == [244000003, 244000019]
     row = held[244000003]
     # The meta (no track timer, no ship type yet), the identities, the static reports, no track.
@@ -51,12 +51,12 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     assert list(row[10:]) == [0, [], [], []]
 
     # A second marker with nothing changed writes nothing; one change writes that vessel alone.
-    ctx.maps[("vessels", 3)][244000019] = "left alone"
+    ctx.maps[(VESSELS_STATE, 3)][244000019] = "left alone"
     store.flush()
     store.vessel(244000003).remember("payload-1500,0", 1_500)
     store.flush()
-    assert ctx.maps[("vessels", 3)][244000019] == "left alone"
-    assert dict(ctx.maps[("vessels", 3)][244000003][8]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
+    assert ctx.maps[(VESSELS_STATE, 3)][244000019] == "left alone"
+    assert dict(ctx.maps[(VESSELS_STATE, 3)][244000003][8]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
 
 
 def test_a_restore_loads_what_was_written_with_its_cleanup_timers():

@@ -123,7 +123,11 @@ class Table:
         # a restore, a window's firings can be numbered differently than before (how many there
         # are depends on timing), and a revision 2 of the restored run may hold a report that the
         # first run's didn't.
-        newer = "(t.reports, t.vessel_hours, t.revision) < (EXCLUDED.reports, EXCLUDED.vessel_hours, EXCLUDED.revision)"
+        # (A row loaded from files written before vessel hours has none: any hours are newer.)
+        newer = (
+            "(t.reports, coalesce(t.vessel_hours, -1), t.revision)"
+            " < (EXCLUDED.reports, coalesce(EXCLUDED.vessel_hours, -1), EXCLUDED.revision)"
+        )
         return sql + f"DO UPDATE SET {updates} WHERE {newer}"
 
 
@@ -222,10 +226,28 @@ def prepare(target: Target) -> None:
             check_tables(conn, target)
             why = first_line(exc)
             raise PostgresError(f"PostgreSQL at {target.shown()}: cannot create the tables: {why}") from None
+        add_vessel_hours(conn)
         check_tables(conn, target)
         missing = spatial(conn, target)
     if missing:
         log.warning("%s", missing)
+
+
+def _columns(conn: Any, table: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT column_name FROM information_schema.columns"
+        " WHERE table_schema = current_schema() AND table_name = %s ORDER BY ordinal_position",
+        (table,),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def add_vessel_hours(conn: Any) -> None:
+    """An ``ais_aggregates`` table of the versions before vessel hours (exactly their columns)
+    gets the two columns at its end; any other table is left to :func:`check_tables`."""
+    before = [c.name for c in TABLES["aggregates"].columns if c.name not in ("vessel_hours", "by_type")]
+    if _columns(conn, "ais_aggregates") == before:
+        conn.execute("ALTER TABLE ais_aggregates ADD COLUMN vessel_hours double precision, ADD COLUMN by_type jsonb")
 
 
 # With PostGIS: geometry columns that the server computes from each row (generated columns, so
@@ -243,14 +265,18 @@ def spatial(conn: Any, target: Target) -> str | None:
 
     if conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'").fetchone() is None:
         return f"PostgreSQL at {target.shown()} has no PostGIS: the tables get no geometry columns"
+    # Only what is missing: an ALTER locks its table (and adding a column rewrites it), so a
+    # start against tables that have everything changes nothing.
     try:
         with conn.transaction():
-            conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
+            if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'postgis'").fetchone() is None:
+                conn.execute("CREATE EXTENSION postgis")
+            indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes").fetchall()}
             for table, (column, kind, value) in GEOMETRY_COLUMNS.items():
-                conn.execute(
-                    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind} GENERATED ALWAYS AS ({value}) STORED"
-                )
-                conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_{column} ON {table} USING GIST ({column})")
+                if column not in _columns(conn, table):
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind} GENERATED ALWAYS AS ({value}) STORED")
+                if f"{table}_{column}" not in indexes:
+                    conn.execute(f"CREATE INDEX {table}_{column} ON {table} USING GIST ({column})")
     except psycopg.Error as exc:
         why = first_line(exc)
         return f"PostgreSQL at {target.shown()}: PostGIS not enabled ({why}): the tables get no geometry columns"

@@ -46,9 +46,7 @@ CREATE TABLE IF NOT EXISTS ais_aggregates (
     by_type      jsonb,  -- per ship type category: vessels, reports, vessel_hours
     PRIMARY KEY (window_kind, cell, window_start)
 );
--- Tables made before vessel hours: the two columns added, at the end, as above.
-ALTER TABLE ais_aggregates ADD COLUMN IF NOT EXISTS vessel_hours double precision;
-ALTER TABLE ais_aggregates ADD COLUMN IF NOT EXISTS by_type jsonb;
+-- (A table made before vessel hours gets the last two columns from the job: ais_pipeline/postgres.py.)
 CREATE INDEX IF NOT EXISTS ais_aggregates_kind_start ON ais_aggregates (window_kind, window_start);
 CREATE INDEX IF NOT EXISTS ais_aggregates_cell ON ais_aggregates (cell, window_start);
 

@@ -100,6 +100,9 @@ class LaneGroup:
         self._groups.state.remove(self._key)
 
 
+# The map state's name: new whenever the row's layout changes, so that a savepoint of another
+# layout restores without this state (started empty) instead of being misread.
+VESSELS_STATE = "vessels-v2"
 _META_NAMES = [f.name for f in fields(VesselMeta)]
 _VESSEL_NAMES = [*_META_NAMES, "ids", "static", "track_released", "track_ts", "track_cell", "track_category"]
 
@@ -241,7 +244,7 @@ class ShardVessels(WriteBehind):
 
     def __init__(self, ctx: RuntimeContext, new_track: Callable[[], Track]) -> None:
         super().__init__()
-        self._state = ctx.get_map_state(MapStateDescriptor("vessels", Types.LONG(), _vessel_row_type()))
+        self._state = ctx.get_map_state(MapStateDescriptor(VESSELS_STATE, Types.LONG(), _vessel_row_type()))
         self._new_track = new_track
 
     def load(self, shard: _Shard) -> None:

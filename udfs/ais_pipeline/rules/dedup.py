@@ -52,7 +52,7 @@ STATIC_FROM_ROWS = "static_from_rows"
 ROW_STATIC = "row"  # the supersede kind of an archive row's static fields
 LATE_VESSEL_MS = "late_vessel_ms"  # vessel time too late for its tumbling window (summary: late_hours)
 LATE_VESSEL_MS_SLIDING = "late_vessel_ms_sliding"  # ... too late for some sliding windows (a metric)
-TRACK_BEHIND = "positions_inside_track"  # kept, but inside the track's released chain (a metric)
+TRACK_BEHIND = "track_positions_unused"  # kept, but too old for the track to use (a metric)
 
 
 @dataclass(slots=True)
@@ -155,17 +155,20 @@ class VesselLogic:
         self.geohash_precision = geohash_precision
         # How far behind its vessel's newest report a copy can still matter to some window.
         self.identity_horizon_ms = dedup_ttl_ms + spec.slide_size_ms + spec.lateness_ms + out_of_orderness_ms
-        self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms, max_gap_ms)
+        self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms, max_gap_ms + self._hold_ms(spec))
         # What the calls since the caller last took them released (vessel-hours segments as pane
         # contributions) and counted (LATE_VESSEL_MS and the metrics above): the caller drains them.
         self.released: list[VesselPane] = []
         self.counts: dict[str, int] = {}
 
-    def new_track(self) -> Track:
+    @staticmethod
+    def _hold_ms(spec: WindowSpec) -> int:
         # The last position is held past the cap until every report within the cap of it would
         # be late for both window kinds (never kept): a late next position still completes it.
-        spec = self.spec
-        return Track(self.max_gap_ms, spec.pane_ms, max(spec.window_ms, spec.slide_size_ms) + spec.lateness_ms)
+        return max(spec.window_ms, spec.slide_size_ms) + spec.lateness_ms
+
+    def new_track(self) -> Track:
+        return Track(self.max_gap_ms, self.spec.pane_ms, self._hold_ms(self.spec))
 
     def _count(self, name: str, n: int) -> None:
         self.counts[name] = self.counts.get(name, 0) + n
@@ -185,12 +188,17 @@ class VesselLogic:
         if meta.max_ts - meta.pruned_at >= self.dedup_ttl_ms:
             self._prune(store, meta.max_ts)
             meta.pruned_at = meta.max_ts
-        # The track first moves to the report's watermark (the step of it a timer would have
-        # fired at), so the positions it holds are judged as they would be without this report.
+        # The track first takes the timer steps the report's watermark has passed (the Flink
+        # operator's own watermark may lag behind it, at parallelism above 1), each as its timer
+        # would have: the positions it holds are judged as they would be without this report.
         released_at = self.spec.timer_at_or_before(watermark)
         track = store.track()
         if track is not None:
-            self._release(track, released_at, report.mmsi, meta)
+            while meta.hours_at != TIME_UNKNOWN and meta.hours_at <= released_at and track is not None:
+                at, meta.hours_at = meta.hours_at, TIME_UNKNOWN
+                self._release(track, at, report.mmsi, meta)
+                self._keep_track(store, track, meta, at)
+                track = store.track()
         outcome, pane = self._decide(store, report, watermark, meta)
         if report.static and outcome.kind not in (DUPLICATE_EXACT, DEAD_LETTER):
             outcome.row_static = self._row_static(store, report)
@@ -201,6 +209,8 @@ class VesselLogic:
             category = static_category(outcome.row_static.fields) or category
         if category is not None:
             meta.category = category
+            if pane is not None:
+                pane.category = category  # an archive row's own ship type counts for its report too
         if outcome.kind == KEPT_POSITION and outcome.position is not None:
             pos = outcome.position
             assert pos.lat is not None and pos.lon is not None

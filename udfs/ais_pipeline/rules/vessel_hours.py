@@ -119,9 +119,10 @@ class Track:
     start of the chain of segments that ends at it (every gap in it under the cap).
 
     A position older than the last one released comes after its time was decided. Older than
-    the chain's start, it completes the segment to the start at once (:meth:`add` returns it).
-    Inside the chain, its interval is already counted, in the segment it falls in (the time is
-    the same, the cell that of the segment's start): it is not used, and the caller counts it."""
+    the chain's start, within the cap of it, it completes the segment to the start at once
+    (:meth:`add` returns it). Inside the chain, its interval is already counted, in the segment
+    it falls in (the time is the same, the cell that of the segment's start); further back than
+    the cap from the start, it gives nothing: either way it is not used, and the caller counts it."""
 
     max_gap_ms: int
     pane_ms: int
@@ -131,13 +132,13 @@ class Track:
     start: Fix | None = None
 
     def add(self, fix: Fix) -> list[Segment] | None:
-        """Hold a position (``[]``); for one older than the chain's start, the segment from it
-        to the start; None for one inside the released chain."""
+        """Hold a position (``[]``); for one older than the chain's start (within the cap), the
+        segment from it to the start; None for one the track cannot use."""
         last, start = self.last, self.start
         if last is None or fix.ts >= last.ts:
             bisect.insort(self.pending, fix, key=lambda f: f.ts)
             return []
-        if start is not None and fix.ts < start.ts:
+        if start is not None and 0 < start.ts - fix.ts <= self.max_gap_ms:
             self.start = fix
             return self._segment(fix, start)
         return None

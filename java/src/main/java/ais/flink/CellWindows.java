@@ -58,6 +58,11 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
 
     public static final String TUMBLING = "tumbling";
     public static final String SLIDING = "sliding";
+    /**
+     * The panes' map state: a new name whenever {@link Pane}'s layout changes, so that a savepoint
+     * of another layout restores without it (the windows start empty) instead of being misread.
+     */
+    static final String PANES_STATE = "panes-v2";
 
     private final WindowSpec spec;
     private final RecordLayout.VesselPane in;
@@ -94,7 +99,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     public void open(OpenContext openContext) {
         panes =
                 getRuntimeContext()
-                        .getMapState(new MapStateDescriptor<>("panes", Types.LONG, TypeInformation.of(Pane.class)));
+                        .getMapState(new MapStateDescriptor<>(PANES_STATE, Types.LONG, TypeInformation.of(Pane.class)));
         tumblingRevisions =
                 getRuntimeContext().getMapState(new MapStateDescriptor<>("revisions-tumbling", Types.LONG, Types.INT));
         slidingRevisions =

@@ -107,3 +107,23 @@ def test_a_cell_drops_its_panes_and_revisions_once_every_window_is_closed():
         fired += windows.on_timer(store, "u14zg4", ts)
     assert store.panes() == [] and store.revisions() == []
     assert sorted((a.window, a.revision) for a in fired) == [("sliding", 0)] * 15 + [("tumbling", 0)]
+
+
+def test_a_report_ahead_of_its_vessels_timers_takes_their_steps_first_as_they_would_have_fired():
+    """At parallelism above 1 a report's watermark (its lane's) can be ahead of the operator's:
+    the track's timers not fired yet are taken first, each at its own step, so the segments and
+    their lateness are those of a run whose timers fired in time."""
+
+    def run(fire_timers: bool) -> list[VesselPane]:
+        vessel, store = logic(), DictVesselStore()
+        times = [0, 170_000, 400_000, 1_200_000]  # the last one's watermark passes every step before it
+        for i, t in enumerate(times):
+            meta = store.meta()
+            while fire_timers and meta is not None and meta.hours_at <= SPEC.timer_at_or_before(T0 + t - 10_001):
+                vessel.on_timer(store, meta.hours_at, 244000001)
+            vessel.process(store, report(i, T0 + t), T0 + t - 10_001)
+        return vessel.released
+
+    in_time = run(fire_timers=True)
+    assert [(p.pane_start - T0, p.vessel_ms) for p in in_time][:3] == [(0, 60_000), (60_000, 60_000), (120_000, 50_000)]
+    assert run(fire_timers=False) == in_time

@@ -104,3 +104,17 @@ def test_a_position_held_past_the_cap_does_not_keep_the_last_one_alive():
     assert t.next_timer() == T0 + 15 * MIN
     assert t.advance(T0 + 15 * MIN) == [] and t.last is None
     assert t.next_timer() == T0 + 60 * MIN  # each step moves on: no timer fires twice
+
+
+def test_an_archive_rows_own_ship_type_types_its_report_and_its_time():
+    import json
+
+    from ais_pipeline.config import PipelineConfig
+    from ais_pipeline.rules.plain import run_plain
+
+    header = "MMSI,BaseDateTime,LAT,LON,SOG,COG,Heading,VesselName,IMO,CallSign,VesselType,Status,Length,Width,"
+    header += "Draft,Cargo,TransceiverClass"
+    rows = [f"367000001,2024-01-01T00:00:{s},30.0,-90.0,10,90,90,A,IMO1,C1,70,0,100,20,5,70,A" for s in ("00", "30")]
+    result = run_plain(PipelineConfig(input_format="noaa"), [header, *rows], now_ms=1_800_000_000_000)
+    first = json.loads(result.aggregates[0])
+    assert first["by_type"] == {"cargo": {"vessels": 1, "reports": 2, "vessel_hours": 0.008333}}

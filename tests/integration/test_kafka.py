@@ -37,7 +37,6 @@ pytestmark = pytest.mark.integration
 SAMPLE_COUNTS = {k: v for k, v in SAMPLE_SUMMARY.items() if isinstance(v, int) and k not in ("late", "accounted_lines")}
 SAMPLE_COUNTS["late_records_tumbling"] = SAMPLE_SUMMARY["late_records"]["tumbling"]
 SAMPLE_COUNTS["dead_letter_incomplete_multipart"] = SAMPLE_SUMMARY["dead_letter"]["incomplete_multipart"]
-SAMPLE_COUNTS["late_vessel_ms"] = 11_577_000  # the summary's late_hours, 3.215833
 
 
 @pytest.fixture(scope="module")

@@ -155,7 +155,9 @@ class VesselLogic:
         self.geohash_precision = geohash_precision
         # How far behind its vessel's newest report a copy can still matter to some window.
         self.identity_horizon_ms = dedup_ttl_ms + spec.slide_size_ms + spec.lateness_ms + out_of_orderness_ms
-        self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms, max_gap_ms + self._hold_ms(spec))
+        # Not the track's hold past the cap: a vessel silent that long is dropped, held position
+        # and all (a next position within the cap that comes later still is left without it).
+        self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms, max_gap_ms)
         # What the calls since the caller last took them released (vessel-hours segments as pane
         # contributions) and counted (LATE_VESSEL_MS and the metrics above): the caller drains them.
         self.released: list[VesselPane] = []

@@ -197,9 +197,7 @@ class VesselLogic:
         track = store.track()
         if track is not None:
             while meta.hours_at != TIME_UNKNOWN and meta.hours_at <= released_at and track is not None:
-                at, meta.hours_at = meta.hours_at, TIME_UNKNOWN
-                self._release(track, at, report.mmsi, meta)
-                self._keep_track(store, track, meta, at)
+                self._step(store, track, meta, report.mmsi)
                 track = store.track()
         outcome, pane = self._decide(store, report, watermark, meta)
         if report.static and outcome.kind not in (DUPLICATE_EXACT, DEAD_LETTER):
@@ -224,13 +222,19 @@ class VesselLogic:
                 self._count(TRACK_BEHIND, 1)
             elif before:
                 self._contribute(before, released_at, report.mmsi)
-            self._release(track, released_at, report.mmsi, meta)
+            self._release(track, released_at, report.mmsi)
         if track is not None:
             self._keep_track(store, track, meta, released_at)
         store.set_meta(meta)
         return outcome, pane
 
-    def _release(self, track: Track, watermark: int, mmsi: int, meta: VesselMeta) -> None:
+    def _step(self, store: VesselStore, track: Track, meta: VesselMeta, mmsi: int) -> None:
+        """The track's timer step (``meta.hours_at``), as its timer fires it."""
+        at, meta.hours_at = meta.hours_at, TIME_UNKNOWN
+        self._release(track, at, mmsi)
+        self._keep_track(store, track, meta, at)
+
+    def _release(self, track: Track, watermark: int, mmsi: int) -> None:
         """The segments the watermark completes, as pane contributions of time, each judged
         against that watermark as a report would be."""
         self._contribute(track.advance(watermark), watermark, mmsi)
@@ -339,9 +343,7 @@ class VesselLogic:
         meta = store.meta()
         track = store.track()
         if meta is not None and track is not None and meta.hours_at == ts:
-            meta.hours_at = TIME_UNKNOWN
-            self._release(track, ts, mmsi, meta)
-            self._keep_track(store, track, meta, ts)
+            self._step(store, track, meta, mmsi)
             store.set_meta(meta)
         if meta is not None and meta.cleanup_at == ts:
             if meta.max_ts + self.retention_ms <= ts:

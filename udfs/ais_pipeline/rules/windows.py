@@ -176,35 +176,30 @@ class CellStore(Protocol):
 
 
 def _aggregate(kind: str, cell: str, start: int, end: int, panes: list[PaneAcc], revision: int) -> Aggregate | None:
-    # Hot (every cell at every window end): plain loops, no intermediate objects.
+    # Hot (every cell at every window end): plain loops.
     reports = sog_sum = sog_n = 0
     vessels: set[tuple[int, str]] = set()
     type_reports: dict[str, int] = {}
     type_ms: dict[str, int] = {}
     tumbling = kind == TUMBLING
     for p in panes:
-        acc = p.t if tumbling else p.s
-        if acc.reports:
-            reports += acc.reports
-            sog_sum += acc.sog_milli_sum
-            sog_n += acc.sog_count
-            vessels.update(acc.vessels)
-            for cat, n in acc.type_reports.items():
-                type_reports[cat] = type_reports.get(cat, 0) + n
-        for cat, n in acc.type_ms.items():
-            type_ms[cat] = type_ms.get(cat, 0) + n
-        if not tumbling:
+        accs = [p.t if tumbling else p.s]
+        if not tumbling and p.s_late:  # late contributions, counted from their sliding_from on
+            late = KindAcc()
             for v in p.s_late:
                 if v.sliding_from <= end:
-                    cat = v.category
-                    if v.reports:
-                        reports += v.reports
-                        sog_sum += v.sog_milli_sum
-                        sog_n += v.sog_count
-                        vessels.add((v.mmsi, cat))
-                        type_reports[cat] = type_reports.get(cat, 0) + v.reports
-                    if v.vessel_ms:
-                        type_ms[cat] = type_ms.get(cat, 0) + v.vessel_ms
+                    late.add(v)
+            accs.append(late)
+        for acc in accs:
+            if acc.reports:
+                reports += acc.reports
+                sog_sum += acc.sog_milli_sum
+                sog_n += acc.sog_count
+                vessels.update(acc.vessels)
+                for cat, n in acc.type_reports.items():
+                    type_reports[cat] = type_reports.get(cat, 0) + n
+            for cat, n in acc.type_ms.items():
+                type_ms[cat] = type_ms.get(cat, 0) + n
     ms = sum(type_ms.values())
     if reports == 0 and ms == 0:
         return None

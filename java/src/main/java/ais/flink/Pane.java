@@ -7,7 +7,7 @@ import java.util.Arrays;
  * a late contribution may count for one kind only. A Flink POJO (public fields, primitive
  * arrays), so keyed state stores it with Flink's own serializers.
  *
- * <p>Per kind: the reports and their speeds; the vessels heard, each as {@code mmsi *
+ * <p>Per kind ({@link Kind}): the reports and their speeds; the vessels heard, each as {@code mmsi *
  * CATEGORY_SLOTS + category} (a vessel whose static report came mid-window is heard in two
  * categories); and per category (an index into the job's list of categories) the reports and
  * the vessel time in milliseconds, as arrays that stay empty until something is added.
@@ -28,18 +28,10 @@ public class Pane {
     private static final int CATEGORY = 5;
     private static final int MS = 6;
 
-    public int tReports;
-    public long tSogMilliSum;
-    public int tSogCount;
-    public long[] tVessels = NONE;
-    public int[] tTypeReports = NO_INTS;
-    public long[] tTypeMs = NONE;
-    public int sReports;
-    public long sSogMilliSum;
-    public int sSogCount;
-    public long[] sVessels = NONE;
-    public int[] sTypeReports = NO_INTS;
-    public long[] sTypeMs = NONE;
+    /** The tumbling windows' share of the pane. */
+    public Kind t = new Kind();
+    /** The sliding windows' share (late contributions apart, in {@link #sLate}). */
+    public Kind s = new Kind();
     /**
      * Late contributions that count only in the sliding windows ending at or after {@code from}:
      * {@link #LATE_STRIDE} values each, flattened.
@@ -50,16 +42,7 @@ public class Pane {
 
     void add(Contribution c, int categories) {
         if (c.tumbling) {
-            if (c.reports != 0) {
-                tReports += c.reports;
-                tSogMilliSum += c.sogMilliSum;
-                tSogCount += c.sogCount;
-                tVessels = withVessel(tVessels, c.mmsi * CATEGORY_SLOTS + c.category);
-                tTypeReports = plus(tTypeReports, categories, c.category, c.reports);
-            }
-            if (c.vesselMs != 0) {
-                tTypeMs = plus(tTypeMs, categories, c.category, c.vesselMs);
-            }
+            t.add(c, categories);
         }
         if (c.sliding && c.slidingFrom != 0) {
             int at = sLate.length;
@@ -73,15 +56,31 @@ public class Pane {
             late[at + MS] = c.vesselMs;
             sLate = late;
         } else if (c.sliding) {
+            s.add(c, categories);
+        }
+    }
+
+    /** What one window kind holds of a pane (a Flink POJO too). */
+    public static class Kind {
+        public int reports;
+        public long sogMilliSum;
+        public int sogCount;
+        public long[] vessels = NONE;
+        public int[] typeReports = NO_INTS;
+        public long[] typeMs = NONE;
+
+        public Kind() {}
+
+        void add(Contribution c, int categories) {
             if (c.reports != 0) {
-                sReports += c.reports;
-                sSogMilliSum += c.sogMilliSum;
-                sSogCount += c.sogCount;
-                sVessels = withVessel(sVessels, c.mmsi * CATEGORY_SLOTS + c.category);
-                sTypeReports = plus(sTypeReports, categories, c.category, c.reports);
+                reports += c.reports;
+                sogMilliSum += c.sogMilliSum;
+                sogCount += c.sogCount;
+                vessels = withVessel(vessels, c.mmsi * CATEGORY_SLOTS + c.category);
+                typeReports = plus(typeReports, categories, c.category, c.reports);
             }
             if (c.vesselMs != 0) {
-                sTypeMs = plus(sTypeMs, categories, c.category, c.vesselMs);
+                typeMs = plus(typeMs, categories, c.category, c.vesselMs);
             }
         }
     }
@@ -93,10 +92,10 @@ public class Pane {
      */
     void addTo(boolean tumbling, long windowEnd, Totals totals) {
         if (tumbling) {
-            totals.add(tReports, tSogMilliSum, tSogCount, tVessels, tTypeReports, tTypeMs);
+            totals.add(t);
             return;
         }
-        totals.add(sReports, sSogMilliSum, sSogCount, sVessels, sTypeReports, sTypeMs);
+        totals.add(s);
         for (int i = 0; i < sLate.length; i += LATE_STRIDE) {
             if (sLate[i + FROM] <= windowEnd) {
                 totals.addOne(
@@ -132,20 +131,20 @@ public class Pane {
             typeMs = detail ? new long[categories] : null;
         }
 
-        void add(long moreReports, long moreSog, long moreSogCount, long[] entries, int[] byTypeReports, long[] byTypeMs) {
-            reports += moreReports;
-            sogMilliSum += moreSog;
-            sogCount += moreSogCount;
-            for (long ms : byTypeMs) {
+        void add(Kind kind) {
+            reports += kind.reports;
+            sogMilliSum += kind.sogMilliSum;
+            sogCount += kind.sogCount;
+            for (long ms : kind.typeMs) {
                 vesselMs += ms;
             }
             if (vessels != null) {
-                vessels.addAll(entries);
-                for (int i = 0; i < byTypeReports.length; i++) {
-                    typeReports[i] += byTypeReports[i];
+                vessels.addAll(kind.vessels);
+                for (int i = 0; i < kind.typeReports.length; i++) {
+                    typeReports[i] += kind.typeReports[i];
                 }
-                for (int i = 0; i < byTypeMs.length; i++) {
-                    typeMs[i] += byTypeMs[i];
+                for (int i = 0; i < kind.typeMs.length; i++) {
+                    typeMs[i] += kind.typeMs[i];
                 }
             }
         }

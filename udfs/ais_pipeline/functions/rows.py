@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import fields
 from functools import cache
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from pyflink.common import Row, Types
@@ -99,7 +101,18 @@ def columns(record_type: TypeInformation) -> TypeInformation:
 
 def to_columns(records: list[Any]) -> Row:
     """Records of one dataclass as a :func:`columns` batch."""
-    return Row(*[list(column) for column in zip(*(values(r) for r in records), strict=True)])
+    return Row(*[list(map(get, records)) for get in _getters(type(records[0]))])
+
+
+_GETTERS: dict[type, tuple[Callable[[Any], Any], ...]] = {}
+
+
+def _getters(cls: type) -> tuple[Callable[[Any], Any], ...]:
+    """One attribute getter per field of a dataclass, in declaration order."""
+    getters = _GETTERS.get(cls)
+    if getters is None:
+        getters = _GETTERS[cls] = tuple(attrgetter(f.name) for f in fields(cls))
+    return getters
 
 
 def wire_report_type() -> TypeInformation:

@@ -249,7 +249,7 @@ class VesselLogic:
                 self._count(LATE_VESSEL_MS_SLIDING, seg.ms)
             if late_t and late_s:
                 continue
-            sliding_from = 0 if late_s else self._sliding_from(seg.pane_start, watermark)
+            sliding_from = 0 if late_s else spec.sliding_from(seg.pane_start, watermark)
             self.released.append(
                 VesselPane(
                     seg.cell, seg.pane_start, mmsi, 0, 0, 0, not late_t, not late_s, sliding_from, seg.ms, seg.category
@@ -270,12 +270,6 @@ class VesselLogic:
         if at != meta.hours_at:
             meta.hours_at = at
             store.register_timer(at)
-
-    def _sliding_from(self, ts: int, watermark: int) -> int:
-        """The first sliding window end still open for ``ts`` (0: all of them are)."""
-        ends = self.spec.sliding_ends(ts)
-        first_open = next(e for e in ends if not self.spec.closed(e, watermark))
-        return 0 if first_open == ends[0] else first_open
 
     def _row_static(self, store: VesselStore, report: Report) -> Static | None:
         """The supersede rule for an archive row's static fields: a static report when they differ
@@ -330,7 +324,7 @@ class VesselLogic:
             return Outcome(LATE, report, position=pos, cell=cell, late_windows=late), None
         outcome = Outcome(KEPT_POSITION, report, position=pos, cell=cell, late_windows=late)
         sog_sum, sog_n = sog_milli(pos.sog)
-        sliding_from = 0 if late_s else self._sliding_from(ts, watermark)
+        sliding_from = 0 if late_s else self.spec.sliding_from(ts, watermark)
         pane = VesselPane(
             cell, self.spec.pane_start(ts), report.mmsi, 1, sog_sum, sog_n, not late_t, not late_s, sliding_from,
             0, meta.category,

@@ -102,6 +102,10 @@ class Fix:
     category: str
 
 
+def _ts(fix: Fix) -> int:
+    return fix.ts
+
+
 @dataclass(frozen=True, slots=True)
 class Segment:
     """Time a vessel spent in a cell within one pane."""
@@ -136,7 +140,11 @@ class Track:
         segment from it to the start; None for one the track cannot use."""
         last, start = self.last, self.start
         if last is None or fix.ts >= last.ts:
-            bisect.insort(self.pending, fix, key=lambda f: f.ts)
+            pending = self.pending
+            if not pending or fix.ts >= pending[-1].ts:  # in order: the common case
+                pending.append(fix)
+            else:
+                bisect.insort(pending, fix, key=_ts)
             return []
         if start is not None and 0 < start.ts - fix.ts <= self.max_gap_ms:
             self.start = fix
@@ -144,8 +152,12 @@ class Track:
         return None
 
     def _segment(self, a: Fix, b: Fix) -> list[Segment]:
-        if not 0 < b.ts - a.ts <= self.max_gap_ms:
+        gap = b.ts - a.ts
+        if not 0 < gap <= self.max_gap_ms:
             return []
+        pane = a.ts - a.ts % self.pane_ms
+        if b.ts <= pane + self.pane_ms:  # within one pane: the common case
+            return [Segment(a.cell, a.category, pane, gap)]
         return [Segment(a.cell, a.category, pane, ms) for pane, ms in split_at_panes(a.ts, b.ts, self.pane_ms)]
 
     def advance(self, watermark: int) -> list[Segment]:
@@ -171,10 +183,11 @@ class Track:
 
     def next_timer(self) -> int | None:
         """The event time at which :meth:`advance` has something to do."""
-        times = [self.pending[0].ts] if self.pending else []
-        if self.last is not None:
-            times.append(self._dropped_at(self.last))
-        return min(times) if times else None
+        last = self.last
+        if self.pending:
+            first = self.pending[0].ts
+            return first if last is None else min(first, self._dropped_at(last))
+        return None if last is None else self._dropped_at(last)
 
     def _dropped_at(self, last: Fix) -> int:
         return last.ts + self.max_gap_ms + self.hold_ms

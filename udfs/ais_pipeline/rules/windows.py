@@ -70,6 +70,15 @@ class WindowSpec:
         first = ts - ts % self.slide_ms + self.slide_ms
         return range(first, self.last_sliding_end(ts) + 1, self.slide_ms)
 
+    def sliding_from(self, ts: int, watermark: int) -> int:
+        """The first end of a sliding window containing ``ts`` that is still open at
+        ``watermark``; 0 when all of them are (the caller knows the last one is open)."""
+        first = ts - ts % self.slide_ms + self.slide_ms
+        limit = watermark + 1 - self.lateness_ms  # closed: end <= limit
+        if first > limit:
+            return 0
+        return first + ((limit - first) // self.slide_ms + 1) * self.slide_ms
+
     def closed(self, window_end: int, watermark: int) -> bool:
         """Flink's rule: a window is late once ``max timestamp + allowed lateness <= watermark``."""
         return window_end - 1 + self.lateness_ms <= watermark
@@ -219,6 +228,18 @@ def _aggregate(kind: str, cell: str, start: int, end: int, panes: list[PaneAcc],
     )  # fmt: skip
 
 
+def _has_content(kind: str, end: int, panes: list[PaneAcc]) -> bool:
+    """Whether a window of these panes holds a report or time: whether it fired (``_aggregate``
+    is not None), without adding it up."""
+    for p in panes:
+        acc = p.t if kind == TUMBLING else p.s
+        if acc.reports or acc.type_ms:
+            return True
+        if kind == SLIDING and any(v.sliding_from <= end and (v.reports or v.vessel_ms) for v in p.s_late):
+            return True
+    return False
+
+
 class CellWindows:
     """Tumbling and sliding aggregates of one geohash cell."""
 
@@ -277,8 +298,7 @@ class CellWindows:
         if due:  # a late contribution: which of its windows had content (and so fired) before it
             panes = store.panes()
             for kind, start, end in due:
-                inside = [a for p, a in panes if start <= p < end]
-                fired_before.append(_aggregate(kind, "", start, end, inside, 0) is not None)
+                fired_before.append(_has_content(kind, end, [a for p, a in panes if start <= p < end]))
         acc = store.get_pane(v.pane_start)
         if acc is None:
             acc = PaneAcc()

@@ -64,6 +64,14 @@ public final class AggregateJson implements MapFunction<Row, String> {
      * and below 0.0001 in Python's exponent form ("2.8e-05").
      */
     static String pythonFloat6(double value) {
+        long millionths = Math.round(value * 1e6);
+        if (millionths / 1e6 == value && Math.abs(millionths) < 1_000_000_000_000_000L) { // 15 digits: shortest
+            return decimal(millionths, 6);
+        }
+        return pythonFloat6Exact(value);
+    }
+
+    static String pythonFloat6Exact(double value) {
         BigDecimal d = new BigDecimal(value).setScale(6, RoundingMode.HALF_EVEN).stripTrailingZeros();
         if (d.signum() == 0) {
             return "0.0";
@@ -80,8 +88,57 @@ public final class AggregateJson implements MapFunction<Row, String> {
 
     /** A float already rounded to 3 decimals as Python's {@code repr} prints it ("10.2", "0.0"). */
     static String pythonFloat3(double value) {
+        long thousandths = Math.round(value * 1e3);
+        if (thousandths / 1e3 == value && Math.abs(thousandths) < 1_000_000_000_000_000L) {
+            return decimal(thousandths, 3);
+        }
+        return pythonFloat3Exact(value);
+    }
+
+    static String pythonFloat3Exact(double value) {
         String text = new BigDecimal(value).setScale(3, RoundingMode.HALF_EVEN).stripTrailingZeros().toPlainString();
         return text.indexOf('.') < 0 ? text + ".0" : text;
+    }
+
+    /**
+     * {@code units / 10^scale} as Python's {@code repr} prints the float nearest to it (scale 3
+     * or 6): the shortest digits, ".0" for a whole number, and the exponent form below 0.0001.
+     */
+    static String decimal(long units, int scale) {
+        if (units == 0) {
+            return "0.0";
+        }
+        StringBuilder sb = new StringBuilder(24);
+        if (units < 0) {
+            sb.append('-');
+            units = -units;
+        }
+        long one = scale == 6 ? 1_000_000L : 1_000L;
+        if (scale == 6 && units < 100) { // below 0.0001: Python's exponent form
+            String digits = Long.toString(units);
+            int zeros = 0;
+            while (digits.endsWith("0")) {
+                digits = digits.substring(0, digits.length() - 1);
+                zeros++;
+            }
+            int exponent = digits.length() + zeros - 1 - scale;
+            sb.append(digits.charAt(0));
+            if (digits.length() > 1) {
+                sb.append('.').append(digits, 1, digits.length());
+            }
+            return sb.append("e-").append(-exponent < 10 ? "0" : "").append(-exponent).toString();
+        }
+        sb.append(units / one).append('.');
+        long fraction = units % one;
+        if (fraction == 0) {
+            return sb.append('0').toString();
+        }
+        String digits = Long.toString(fraction + one).substring(1); // zero-padded to the scale
+        int end = digits.length();
+        while (digits.charAt(end - 1) == '0') {
+            end--;
+        }
+        return sb.append(digits, 0, end).toString();
     }
 
     /** The Kafka key of an aggregate: window, cell and window start (ISO), joined by {@code |}. */

@@ -1,5 +1,6 @@
 package ais.flink;
 
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -62,7 +63,9 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
      * The panes' map state: a new name whenever {@link Pane}'s layout changes, so that a savepoint
      * of another layout restores without it (the windows start empty) instead of being misread.
      */
-    static final String PANES_STATE = "panes-v2";
+    static final String PANES_STATE = "panes-v3";
+    /** The windows' revisions: (window start, kind) -> the highest revision fired (see {@link #revisionKey}). */
+    static final String REVISIONS_STATE = "revisions";
 
     private final WindowSpec spec;
     private final RecordLayout.VesselPane in;
@@ -72,8 +75,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     private final Map<String, Integer> categoryIndex = new HashMap<>();
 
     private transient MapState<Long, Pane> panes;
-    private transient MapState<Long, Integer> tumblingRevisions;
-    private transient MapState<Long, Integer> slidingRevisions;
+    private transient MapState<Long, Integer> revisions;
     private transient ListState<Long> seenState;
     private transient long seen;
 
@@ -100,10 +102,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         panes =
                 getRuntimeContext()
                         .getMapState(new MapStateDescriptor<>(PANES_STATE, Types.LONG, TypeInformation.of(Pane.class)));
-        tumblingRevisions =
-                getRuntimeContext().getMapState(new MapStateDescriptor<>("revisions-tumbling", Types.LONG, Types.INT));
-        slidingRevisions =
-                getRuntimeContext().getMapState(new MapStateDescriptor<>("revisions-sliding", Types.LONG, Types.INT));
+        revisions =
+                getRuntimeContext().getMapState(new MapStateDescriptor<>(REVISIONS_STATE, Types.LONG, Types.INT));
     }
 
     @Override
@@ -182,17 +182,19 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
                 }
             }
         }
+        Pane acc = panes.get(ps);
+        boolean fresh = acc == null;
+        List<Map.Entry<Long, Pane>> sorted = null;
         boolean[] firedBefore = null;
         if (due != null) { // a late contribution: which of its windows had content (and so fired) before it
-            List<Map.Entry<Long, Pane>> before = sortedPanes();
+            sorted = sortedPanes();
             firedBefore = new boolean[due.size()];
             for (int i = 0; i < due.size(); i++) {
                 long[] w = due.get(i);
-                firedBefore[i] = !totals(w[0] == 0, w[1], w[2], before, false).empty();
+                firedBefore[i] = !totals(w[0] == 0, w[1], w[2], sorted, false).empty();
             }
         }
-        Pane acc = panes.get(ps);
-        if (acc == null) {
+        if (fresh) {
             acc = new Pane();
             long boundary = firstBoundaryAfter(ps, watermark);
             if (boundary <= spec.lastEnd(ps)) {
@@ -200,15 +202,36 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             }
             timers.registerEventTimeTimer(spec.paneRetiredAt(ps));
         }
-        acc.add(c, categories.length);
+        acc.add(c);
         panes.put(ps, acc);
         if (due != null) {
-            List<Map.Entry<Long, Pane>> after = sortedPanes();
+            List<Map.Entry<Long, Pane>> after = withPane(sorted, ps, acc);
             for (int i = 0; i < due.size(); i++) {
                 long[] w = due.get(i);
                 fireLate(w[0] == 0, c.cell, w[1], w[2], firedBefore[i], after, collector);
             }
         }
+    }
+
+    /** {@code sorted} with the pane at {@code ps} as it is now (added in order when new). */
+    private static List<Map.Entry<Long, Pane>> withPane(List<Map.Entry<Long, Pane>> sorted, long ps, Pane acc) {
+        List<Map.Entry<Long, Pane>> out = new ArrayList<>(sorted.size() + 1);
+        boolean placed = false;
+        for (Map.Entry<Long, Pane> entry : sorted) {
+            long p = entry.getKey();
+            if (!placed && p >= ps) {
+                out.add(new AbstractMap.SimpleImmutableEntry<>(ps, acc));
+                placed = true;
+                if (p == ps) {
+                    continue;
+                }
+            }
+            out.add(entry);
+        }
+        if (!placed) {
+            out.add(new AbstractMap.SimpleImmutableEntry<>(ps, acc));
+        }
+        return out;
     }
 
     private boolean isDue(long end, long watermark) {
@@ -233,15 +256,15 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             List<Map.Entry<Long, Pane>> sorted,
             Collector<Row> collector)
             throws Exception {
-        MapState<Long, Integer> revisions = tumbling ? tumblingRevisions : slidingRevisions;
-        Integer previous = revisions.get(start);
+        long key = revisionKey(tumbling, start);
+        Integer previous = revisions.get(key);
         if (previous == null && firedBefore) {
             previous = 0;
         }
         int revision = previous == null ? 0 : previous + 1;
         Row agg = aggregate(tumbling, cell, start, end, sorted, revision);
         if (agg != null) {
-            revisions.put(start, revision);
+            revisions.put(key, revision);
             collector.collect(agg);
         }
     }
@@ -276,8 +299,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             retired = true;
         }
         if (retired) {
-            dropClosed(tumblingRevisions, spec.windowMs, ts);
-            dropClosed(slidingRevisions, spec.slideSizeMs, ts);
+            dropClosed(ts);
         }
         // Chain the next boundary while the newest pane still belongs to a window not yet fired.
         if (onBoundary) {
@@ -301,8 +323,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         if (!hasPaneIn(start, end, sorted)) {
             return;
         }
-        MapState<Long, Integer> revisions = tumbling ? tumblingRevisions : slidingRevisions;
-        if (revisions.contains(start)) {
+        if (revisions.contains(revisionKey(tumbling, start))) {
             return;
         }
         Row agg = aggregate(tumbling, cell, start, end, sorted, 0);
@@ -311,19 +332,26 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         }
     }
 
-    private void dropClosed(MapState<Long, Integer> revisions, long size, long watermark) throws Exception {
+    /** The key of a window's revision: its start, and its kind in the lowest bit. */
+    static long revisionKey(boolean tumbling, long start) {
+        return start * 2 + (tumbling ? 0 : 1);
+    }
+
+    private void dropClosed(long watermark) throws Exception {
         List<Long> closed = null;
-        for (Long start : revisions.keys()) {
+        for (Long key : revisions.keys()) {
+            long start = Math.floorDiv(key, 2L);
+            long size = Math.floorMod(key, 2L) == 0 ? spec.windowMs : spec.slideSizeMs;
             if (spec.closed(start + size, watermark)) {
                 if (closed == null) {
                     closed = new ArrayList<>();
                 }
-                closed.add(start);
+                closed.add(key);
             }
         }
         if (closed != null) {
-            for (Long start : closed) {
-                revisions.remove(start);
+            for (Long key : closed) {
+                revisions.remove(key);
             }
         }
     }
@@ -412,15 +440,35 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         return agg;
     }
 
-    /** Milliseconds as hours, rounded to 6 decimals as Python's {@code round(ms / 3600000, 6)}. */
+    /**
+     * Milliseconds as hours, rounded to 6 decimals as Python's {@code round(ms / 3600000, 6)}: in
+     * millionths of an hour the time is {@code ms * 5 / 18}, so only a remainder of exactly one
+     * half (a tie, decided by the double's own digits) needs the double's exact decimal value.
+     */
     static double hours(long ms) {
-        double h = (double) ms / 3_600_000.0;
-        return new java.math.BigDecimal(h).setScale(6, java.math.RoundingMode.HALF_EVEN).doubleValue();
+        long fives = ms * 5;
+        long millionths = Math.floorDiv(fives, 18L);
+        long rest = Math.floorMod(fives, 18L);
+        if (rest == 9 || Math.abs(ms) > (1L << 42)) { // a tie, or beyond a million hours
+            double h = (double) ms / 3_600_000.0;
+            return new java.math.BigDecimal(h).setScale(6, java.math.RoundingMode.HALF_EVEN).doubleValue();
+        }
+        return (rest > 9 ? millionths + 1 : millionths) / 1e6;
     }
 
-    /** Mean SOG in knots, rounded to 3 decimals as Python's {@code round(sum / n / 1000, 3)}. */
+    /**
+     * Mean SOG in knots, rounded to 3 decimals as Python's {@code round(sum / n / 1000, 3)}: the
+     * same double, rounded at once unless it lies so near a half thousandth that only its exact
+     * decimal value can tell.
+     */
     static double averageSog(long sogMilliSum, long count) {
         double mean = (double) sogMilliSum / (double) count / 1000.0;
+        double scaled = mean * 1000.0;
+        double floor = Math.floor(scaled);
+        double fraction = scaled - floor;
+        if (Math.abs(fraction - 0.5) > 1e-6 && Math.abs(scaled) < 1e6) {
+            return (fraction > 0.5 ? floor + 1 : floor) / 1000.0;
+        }
         return new java.math.BigDecimal(mean).setScale(3, java.math.RoundingMode.HALF_EVEN).doubleValue();
     }
 }

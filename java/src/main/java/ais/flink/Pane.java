@@ -5,17 +5,18 @@ import java.util.Arrays;
 /**
  * What a cell holds for one pane, per window kind ({@code ais_pipeline.rules.windows.PaneAcc}):
  * a late contribution may count for one kind only. A Flink POJO (public fields, primitive
- * arrays), so keyed state stores it with Flink's own serializers.
+ * arrays), so keyed state stores it with Flink's own serializers; laid out to be small, since a
+ * cell holds a pane for every minute a window can still use.
  *
  * <p>Per kind ({@link Kind}): the reports and their speeds; the vessels heard, each as {@code mmsi *
  * CATEGORY_SLOTS + category} (a vessel whose static report came mid-window is heard in two
- * categories); and per category (an index into the job's list of categories) the reports and
- * the vessel time in milliseconds, as arrays that stay empty until something is added.
+ * categories); and, for each category with something in the pane, its reports and vessel time
+ * in milliseconds. Until a contribution counts for one kind and not the other, both kinds hold
+ * the same: {@link #s} is then null and {@link #t} stands for both.
  */
 public class Pane {
     static final long[] NONE = new long[0];
-    static final int[] NO_INTS = new int[0];
-    /** Categories a vessel entry can name: the low bits of {@code mmsi * CATEGORY_SLOTS + category}. */
+    /** Categories a vessel or type entry can name: the low bits of {@code mmsi * CATEGORY_SLOTS + category}. */
     static final int CATEGORY_SLOTS = 16;
     /** A late contribution in {@link #sLate}: (from, reports, sog milli sum, sog count, mmsi, category, ms). */
     static final int LATE_STRIDE = 7;
@@ -28,10 +29,10 @@ public class Pane {
     private static final int CATEGORY = 5;
     private static final int MS = 6;
 
-    /** The tumbling windows' share of the pane. */
+    /** The tumbling windows' share of the pane; the sliding windows' too while {@link #s} is null. */
     public Kind t = new Kind();
-    /** The sliding windows' share (late contributions apart, in {@link #sLate}). */
-    public Kind s = new Kind();
+    /** The sliding windows' share (late contributions apart, in {@link #sLate}), once it differs from {@link #t}. */
+    public Kind s;
     /**
      * Late contributions that count only in the sliding windows ending at or after {@code from}:
      * {@link #LATE_STRIDE} values each, flattened.
@@ -40,11 +41,16 @@ public class Pane {
 
     public Pane() {}
 
-    void add(Contribution c, int categories) {
-        if (c.tumbling) {
-            t.add(c, categories);
+    void add(Contribution c) {
+        boolean slidingLate = c.sliding && c.slidingFrom != 0;
+        boolean both = c.tumbling && c.sliding && !slidingLate;
+        if (s == null && !both && (c.tumbling || c.sliding)) {
+            s = t.copy(); // from now on the kinds differ
         }
-        if (c.sliding && c.slidingFrom != 0) {
+        if (c.tumbling) {
+            t.add(c);
+        }
+        if (slidingLate) {
             int at = sLate.length;
             long[] late = Arrays.copyOf(sLate, at + LATE_STRIDE);
             late[at + FROM] = c.slidingFrom;
@@ -55,33 +61,60 @@ public class Pane {
             late[at + CATEGORY] = c.category;
             late[at + MS] = c.vesselMs;
             sLate = late;
-        } else if (c.sliding) {
-            s.add(c, categories);
+        } else if (c.sliding && s != null) {
+            s.add(c);
         }
     }
 
-    /** What one window kind holds of a pane (a Flink POJO too). */
+    /** The sliding windows' share (without the late contributions). */
+    Kind sliding() {
+        return s == null ? t : s;
+    }
+
+    /**
+     * What one window kind holds of a pane (a Flink POJO too). {@link #types}: for each category
+     * with reports or time in the pane, two values: {@code reports * CATEGORY_SLOTS + category}
+     * and the milliseconds.
+     */
     public static class Kind {
         public int reports;
         public long sogMilliSum;
         public int sogCount;
         public long[] vessels = NONE;
-        public int[] typeReports = NO_INTS;
-        public long[] typeMs = NONE;
+        public long[] types = NONE;
 
         public Kind() {}
 
-        void add(Contribution c, int categories) {
+        Kind copy() {
+            Kind k = new Kind();
+            k.reports = reports;
+            k.sogMilliSum = sogMilliSum;
+            k.sogCount = sogCount;
+            k.vessels = vessels.clone();
+            k.types = types.clone();
+            return k;
+        }
+
+        void add(Contribution c) {
+            if (c.reports == 0 && c.vesselMs == 0) {
+                return;
+            }
             if (c.reports != 0) {
                 reports += c.reports;
                 sogMilliSum += c.sogMilliSum;
                 sogCount += c.sogCount;
                 vessels = withVessel(vessels, c.mmsi * CATEGORY_SLOTS + c.category);
-                typeReports = plus(typeReports, categories, c.category, c.reports);
             }
-            if (c.vesselMs != 0) {
-                typeMs = plus(typeMs, categories, c.category, c.vesselMs);
+            int at = 0;
+            while (at < types.length && types[at] % CATEGORY_SLOTS != c.category) {
+                at += 2;
             }
+            if (at == types.length) {
+                types = Arrays.copyOf(types, at + 2);
+                types[at] = c.category;
+            }
+            types[at] += (long) c.reports * CATEGORY_SLOTS;
+            types[at + 1] += c.vesselMs;
         }
     }
 
@@ -95,7 +128,7 @@ public class Pane {
             totals.add(t);
             return;
         }
-        totals.add(s);
+        totals.add(sliding());
         for (int i = 0; i < sLate.length; i += LATE_STRIDE) {
             if (sLate[i + FROM] <= windowEnd) {
                 totals.addOne(
@@ -135,16 +168,16 @@ public class Pane {
             reports += kind.reports;
             sogMilliSum += kind.sogMilliSum;
             sogCount += kind.sogCount;
-            for (long ms : kind.typeMs) {
-                vesselMs += ms;
+            long[] types = kind.types;
+            for (int i = 0; i < types.length; i += 2) {
+                vesselMs += types[i + 1];
             }
             if (vessels != null) {
                 vessels.addAll(kind.vessels);
-                for (int i = 0; i < kind.typeReports.length; i++) {
-                    typeReports[i] += kind.typeReports[i];
-                }
-                for (int i = 0; i < kind.typeMs.length; i++) {
-                    typeMs[i] += kind.typeMs[i];
+                for (int i = 0; i < types.length; i += 2) {
+                    int category = (int) (types[i] % CATEGORY_SLOTS);
+                    typeReports[category] += types[i] / CATEGORY_SLOTS;
+                    typeMs[category] += types[i + 1];
                 }
             }
         }
@@ -173,17 +206,5 @@ public class Pane {
         long[] more = Arrays.copyOf(vessels, vessels.length + 1);
         more[vessels.length] = entry;
         return more;
-    }
-
-    private static int[] plus(int[] values, int size, int at, int n) {
-        int[] out = values.length == 0 ? new int[size] : values;
-        out[at] += n;
-        return out;
-    }
-
-    private static long[] plus(long[] values, int size, int at, long n) {
-        long[] out = values.length == 0 ? new long[size] : values;
-        out[at] += n;
-        return out;
     }
 }

@@ -217,14 +217,19 @@ class VesselLogic:
             meta.last_lat5, meta.last_lon5, meta.last_ts = round(pos.lat * 1e5), round(pos.lon * 1e5), ts
             if track is None:
                 track = self.new_track()
+            held = len(track.pending)
             before = track.add(Fix(ts, outcome.cell, meta.category))
             if before is None:
                 self._count(TRACK_BEHIND, 1)
             elif before:
                 self._contribute(before, released_at, report.mmsi)
-            self._release(track, released_at, report.mmsi)
-        if track is not None:
-            self._keep_track(store, track, meta, released_at)
+            due = track.next_timer()
+            if due is not None and due <= released_at:  # a position the watermark has passed already
+                self._release(track, released_at, report.mmsi)
+                self._keep_track(store, track, meta, released_at)
+            elif not held or track.pending[-1].ts != ts or meta.hours_at == TIME_UNKNOWN:
+                self._keep_track(store, track, meta, released_at)
+            # else: held behind others, the track's next step is the one already armed
         store.set_meta(meta)
         return outcome, pane
 
@@ -241,16 +246,18 @@ class VesselLogic:
 
     def _contribute(self, segments: list[Segment], watermark: int, mmsi: int) -> None:
         spec = self.spec
+        released = self.released
         for seg in segments:
             late_t, late_s = spec.late_kinds(seg.pane_start, watermark)
-            if late_t:
-                self._count(LATE_VESSEL_MS, seg.ms)
-            if late_s:
-                self._count(LATE_VESSEL_MS_SLIDING, seg.ms)
-            if late_t and late_s:
-                continue
+            if late_t or late_s:
+                if late_t:
+                    self._count(LATE_VESSEL_MS, seg.ms)
+                if late_s:
+                    self._count(LATE_VESSEL_MS_SLIDING, seg.ms)
+                if late_t and late_s:
+                    continue
             sliding_from = 0 if late_s else spec.sliding_from(seg.pane_start, watermark)
-            self.released.append(
+            released.append(
                 VesselPane(
                     seg.cell, seg.pane_start, mmsi, 0, 0, 0, not late_t, not late_s, sliding_from, seg.ms, seg.category
                 )

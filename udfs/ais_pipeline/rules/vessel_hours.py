@@ -116,6 +116,17 @@ class Segment:
     ms: int
 
 
+def _merge(out: list[Segment], cell: str, category: str, pane_start: int, ms: int) -> None:
+    """Append a segment to ``out``, added to the last one when it is of the same cell, pane and
+    category."""
+    if out:
+        prev = out[-1]
+        if prev.pane_start == pane_start and prev.cell == cell and prev.category == category:
+            out[-1] = Segment(cell, category, pane_start, prev.ms + ms)
+            return
+    out.append(Segment(cell, category, pane_start, ms))
+
+
 @dataclass
 class Track:
     """One vessel's positions until they are used: the pending ones (not yet passed by the
@@ -161,16 +172,31 @@ class Track:
         return [Segment(a.cell, a.category, pane, ms) for pane, ms in split_at_panes(a.ts, b.ts, self.pane_ms)]
 
     def advance(self, watermark: int) -> list[Segment]:
-        """The segments the watermark completes; positions used are dropped."""
+        """The segments the watermark completes, those in the same cell, pane and category as
+        one (their time added up: one contribution instead of several); positions used are
+        dropped."""
         out: list[Segment] = []
-        while self.pending and self.pending[0].ts <= watermark:
-            nxt = self.pending.pop(0)
+        pending = self.pending
+        n = 0
+        while n < len(pending) and pending[n].ts <= watermark:
+            n += 1
+        if n:
+            pane_ms, max_gap = self.pane_ms, self.max_gap_ms
             last = self.last
-            if last is not None and nxt.ts - last.ts <= self.max_gap_ms:
-                out += self._segment(last, nxt)
-            else:
-                self.start = nxt  # the first position, or one after a hole: a chain starts
-            self.last = nxt
+            for nxt in pending[:n]:
+                if last is not None and nxt.ts - last.ts <= max_gap:
+                    gap = nxt.ts - last.ts
+                    pane = last.ts - last.ts % pane_ms
+                    if 0 < gap and nxt.ts <= pane + pane_ms:  # within one pane: the common case
+                        _merge(out, last.cell, last.category, pane, gap)
+                    elif 0 < gap:
+                        for pane, ms in split_at_panes(last.ts, nxt.ts, pane_ms):
+                            _merge(out, last.cell, last.category, pane, ms)
+                else:
+                    self.start = nxt  # the first position, or one after a hole: a chain starts
+                last = nxt
+            self.last = last
+            del pending[:n]
         if self.last is not None and watermark >= self._dropped_at(self.last):
             # Silent past the cap, and no report within it can be kept now (a held one, later
             # than the watermark, is past the cap: a hole).

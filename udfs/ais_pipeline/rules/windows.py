@@ -32,16 +32,14 @@ class WindowSpec:
     slide_ms: int
     lateness_ms: int
     pane_ms: int = field(init=False)
+    # The step the job's Flink watermark moves in (``ais.flink.ReceiverWatermarks``): every
+    # window end, pane end and allowed lateness is a multiple of it, so every event-time timer
+    # can fall on ``k * step - 1`` and fire after the same record as with an exact watermark.
+    watermark_step_ms: int = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pane_ms", gcd(self.window_ms, self.slide_ms))
-
-    @property
-    def watermark_step_ms(self) -> int:
-        """The step the job's Flink watermark moves in (``ais.flink.ReceiverWatermarks``): every
-        window end, pane end and allowed lateness is a multiple of it, so every event-time timer
-        can fall on ``k * step - 1`` and fire after the same record as with an exact watermark."""
-        return gcd(self.pane_ms, self.lateness_ms)
+        object.__setattr__(self, "watermark_step_ms", gcd(self.pane_ms, self.lateness_ms))
 
     def timer_at_or_after(self, ts: int) -> int:
         """The first ``k * watermark_step_ms - 1`` at or after ``ts``: a timer time that a stepped
@@ -84,8 +82,13 @@ class WindowSpec:
         return window_end - 1 + self.lateness_ms <= watermark
 
     def late_kinds(self, ts: int, watermark: int) -> tuple[bool, bool]:
-        """(too late for every tumbling window, too late for every sliding window) of ``ts``."""
-        return self.closed(self.tumbling_end(ts), watermark), self.closed(self.last_sliding_end(ts), watermark)
+        """(too late for every tumbling window, too late for every sliding window) of ``ts``:
+        :meth:`closed` for its tumbling window and its last sliding one (hot: inlined)."""
+        limit = watermark + 1 - self.lateness_ms  # closed: end <= limit
+        return (
+            ts - ts % self.window_ms + self.window_ms <= limit,
+            ts - ts % self.slide_ms + self.slide_size_ms <= limit,
+        )
 
     def pane_retired_at(self, pane_start: int) -> int:
         """Watermark from which no window containing the pane can fire any more."""

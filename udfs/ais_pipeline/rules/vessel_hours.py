@@ -116,15 +116,15 @@ class Segment:
     ms: int
 
 
-def _merge(out: list[Segment], cell: str, category: str, pane_start: int, ms: int) -> None:
+def _merge(out: list[Segment], seg: Segment) -> None:
     """Append a segment to ``out``, added to the last one when it is of the same cell, pane and
     category."""
     if out:
         prev = out[-1]
-        if prev.pane_start == pane_start and prev.cell == cell and prev.category == category:
-            out[-1] = Segment(cell, category, pane_start, prev.ms + ms)
+        if prev.pane_start == seg.pane_start and prev.cell == seg.cell and prev.category == seg.category:
+            out[-1] = Segment(seg.cell, seg.category, seg.pane_start, prev.ms + seg.ms)
             return
-    out.append(Segment(cell, category, pane_start, ms))
+    out.append(seg)
 
 
 @dataclass
@@ -181,17 +181,11 @@ class Track:
         while n < len(pending) and pending[n].ts <= watermark:
             n += 1
         if n:
-            pane_ms, max_gap = self.pane_ms, self.max_gap_ms
             last = self.last
             for nxt in pending[:n]:
-                if last is not None and nxt.ts - last.ts <= max_gap:
-                    gap = nxt.ts - last.ts
-                    pane = last.ts - last.ts % pane_ms
-                    if 0 < gap and nxt.ts <= pane + pane_ms:  # within one pane: the common case
-                        _merge(out, last.cell, last.category, pane, gap)
-                    elif 0 < gap:
-                        for pane, ms in split_at_panes(last.ts, nxt.ts, pane_ms):
-                            _merge(out, last.cell, last.category, pane, ms)
+                if last is not None and nxt.ts - last.ts <= self.max_gap_ms:
+                    for seg in self._segment(last, nxt):
+                        _merge(out, seg)
                 else:
                     self.start = nxt  # the first position, or one after a hole: a chain starts
                 last = nxt

@@ -29,6 +29,9 @@ def submitted_by_flink_cli() -> bool:
     return "PYFLINK_GATEWAY_PORT" in os.environ
 
 
+LANES = ("one", "per-file")
+
+
 @dataclass(frozen=True)
 class _Knob:
     flag: str
@@ -97,6 +100,21 @@ _KNOBS: dict[str, _Knob] = {
         "wall-clock wait for the rest of a multipart group, seconds",
     ),
     "parallelism": _Knob("--parallelism", "PARALLELISM", int, 1, "job parallelism"),
+    "lanes": _Knob(
+        "--lanes",
+        "LANES",
+        str,
+        "one",
+        "files: one (one reader, the files in name order) or per-file (each file a lane, --parallelism readers,"
+        " paced by watermark alignment)",
+    ),
+    "lane_drift_s": _Knob(
+        "--lane-drift",
+        "LANE_DRIFT_SECONDS",
+        int,
+        3600,
+        "--lanes per-file: how far in event time a lane may read ahead of the slowest one, seconds",
+    ),
     "web_ui_port": _Knob("--web-ui-port", "WEB_UI_PORT", int, 8081, "local web UI / REST port (0 picks a free one)"),
     "bind_address": _Knob(
         "--bind-address",
@@ -216,6 +234,8 @@ class PipelineConfig:
     max_clock_skew_s: int = _default("max_clock_skew_s")
     multipart_timeout_s: int = _default("multipart_timeout_s")
     parallelism: int = _default("parallelism")
+    lanes: str = _default("lanes")
+    lane_drift_s: int = _default("lane_drift_s")
     web_ui_port: int = _default("web_ui_port")
     bind_address: str = _default("bind_address")
     follow: bool = False
@@ -250,6 +270,10 @@ class PipelineConfig:
         self.validate()
 
     # Milliseconds, as the operators use them.
+    @property
+    def lane_drift_ms(self) -> int:
+        return self.lane_drift_s * 1000
+
     @property
     def window_ms(self) -> int:
         return self.window_s * 1000
@@ -327,6 +351,10 @@ class PipelineConfig:
             raise bad("geohash_precision", f"must be between 1 and 12, not {self.geohash_precision}")
         if not 1 <= self.parallelism <= 64:
             raise bad("parallelism", f"must be between 1 and 64, not {self.parallelism}")
+        if self.lanes not in LANES:
+            raise bad("lanes", f"must be one of {', '.join(LANES)}, not {self.lanes!r}")
+        if self.lane_drift_s <= 0:
+            raise bad("lane_drift_s", f"must be a positive number of seconds, not {self.lane_drift_s}")
         if not 0 <= self.web_ui_port <= 65535:
             raise bad("web_ui_port", f"must be a port number, not {self.web_ui_port}")
         try:
@@ -348,6 +376,8 @@ class PipelineConfig:
             self._validate_kafka(bad)
         elif self.input_feed:
             parse_feed_url(self.input_feed, "--input")
+            if self.lanes != "one":
+                raise ConfigError("--lanes: a live feed (--input URL) is one lane; --lanes per-file is for files")
             if self.follow:
                 raise ConfigError("--follow: a live feed (--input URL) runs until it is stopped anyway")
         elif not self.input_path.exists():
@@ -495,7 +525,8 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
 # is a one-line error, never silently ignored. (Environment variables may be set for every run.)
 _KAFKA_ONLY = ("bootstrap_servers", "topic", "group_id", "starting_offsets", "output_topic_prefix",
                "kafka_properties_file", "bounded")  # fmt: skip
-_FILE_ONLY = {"input_path": "--input", "follow": "--follow", "print_all": "--print-all", "no_wait": "--no-wait"}
+_FILE_ONLY = {"input_path": "--input", "follow": "--follow", "print_all": "--print-all", "no_wait": "--no-wait",
+              "lanes": "--lanes", "lane_drift_s": "--lane-drift"}  # fmt: skip
 _FEED_ONLY = ("station", "feed_properties_file")
 
 

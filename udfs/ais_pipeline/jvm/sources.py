@@ -17,19 +17,53 @@ from ais_pipeline.rules.feeds import FeedUrl
 
 
 @dataclass(frozen=True)
+class LanePacing:
+    """How ``ais.flink.OrderedFiles.alignedLanes`` paces parallel file lanes: each reader's
+    watermark follows its receivers by the job's watermark rule (these fields), and no reader
+    reads more than ``max_drift_ms`` of event time ahead of the slowest one."""
+
+    out_of_orderness_ms: int
+    idle_timeout_ms: int
+    max_clock_skew_ms: int
+    consensus_lines: int
+    warm_up_lines: int
+    max_drift_ms: int
+    update_ms: int = 1000
+
+    def build(self) -> WatermarkStrategy:
+        return WatermarkStrategy(
+            jvm().ais.flink.OrderedFiles.alignedLanes(
+                self.out_of_orderness_ms,
+                self.idle_timeout_ms,
+                self.max_clock_skew_ms,
+                self.consensus_lines,
+                self.warm_up_lines,
+                self.max_drift_ms,
+                self.update_ms,
+            )
+        )
+
+
+@dataclass(frozen=True)
 class OrderedFiles:
     """``ais.flink.OrderedFiles``: the lines of a file, or of every file under a directory in name
-    order, read by one subtask; with ``monitor_ms`` the directory is watched for new files."""
+    order; with ``monitor_ms`` the directory is watched for new files. Read by one subtask, or,
+    with ``pacing``, by ``parallelism`` readers, each a lane that reads one file at a time (the
+    next in name order when it is done) under watermark alignment."""
 
     name: str
     uid: str
     path: str
     monitor_ms: int = 0
+    parallelism: int = 1
+    pacing: LanePacing | None = None
 
     def read(self, env: StreamExecutionEnvironment) -> DataStream:
         env.add_jars(helpers_jar().as_uri())
         source = FileSource(jvm().ais.flink.OrderedFiles.source(self.path, self.monitor_ms))
-        return env.from_source(source, WatermarkStrategy.no_watermarks(), self.name).uid(self.uid).set_parallelism(1)
+        strategy = WatermarkStrategy.no_watermarks() if self.pacing is None else self.pacing.build()
+        parallelism = 1 if self.pacing is None else self.parallelism
+        return env.from_source(source, strategy, self.name).uid(self.uid).set_parallelism(parallelism)
 
 
 @dataclass(frozen=True)

@@ -6,19 +6,33 @@ from pyflink.datastream import DataStream, StreamExecutionEnvironment
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.jvm.kafka import KafkaLines
-from ais_pipeline.jvm.sources import FeedLines, OrderedFiles
+from ais_pipeline.jvm.sources import FeedLines, LanePacing, OrderedFiles
 from ais_pipeline.pipeline import kafka
 from ais_pipeline.rules.feeds import parse_feed_url
+from ais_pipeline.rules.watermarks import CONSENSUS_LINES
 
 FOLLOW_EVERY_MS = 1000  # how often --follow looks for new files
 FEED_BUFFER_LINES = 100_000  # a live UDP input's lines held while the job is busy; beyond, counted as dropped
 
 
 def file_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:
-    """Lines of a file, or of every file under a directory in name order (one reader): bounded (the
-    job ends with the input), or, with --follow, watching for new files until the job is stopped."""
+    """Lines of a file, or of every file under a directory in name order: bounded (the job ends
+    with the input), or, with --follow, watching for new files until the job is stopped. One
+    reader (one lane), or with --lanes per-file one lane per reader at the job's parallelism, each
+    reading a file at a time, kept within --lane-drift of event time of each other."""
     monitor_ms = FOLLOW_EVERY_MS if config.follow else 0
-    return OrderedFiles("read lines", "source-lines", str(config.input_path), monitor_ms).read(env)
+    pacing = None
+    if config.lanes == "per-file":
+        pacing = LanePacing(
+            out_of_orderness_ms=config.out_of_orderness_s * 1000,
+            idle_timeout_ms=config.idle_timeout_s * 1000,
+            max_clock_skew_ms=config.max_clock_skew_ms,
+            consensus_lines=CONSENSUS_LINES,
+            warm_up_lines=config.watermark_warm_up,
+            max_drift_ms=config.lane_drift_ms,
+        )
+    name = "read lines" if pacing is None else "read lines (a lane per file)"
+    return OrderedFiles(name, "source-lines", str(config.input_path), monitor_ms, config.parallelism, pacing).read(env)
 
 
 def feed_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:

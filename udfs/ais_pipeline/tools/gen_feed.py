@@ -24,6 +24,7 @@ field). It is made without pyais, so a million rows take seconds.
 from __future__ import annotations
 
 import argparse
+import calendar
 import heapq
 import math
 import random
@@ -128,13 +129,13 @@ def damage(line: str, rng: random.Random) -> str:
     return line[:-2] + ("00" if line[-2:] != "00" else "11")
 
 
-def generate(lines: int, seed: int) -> list[str]:
+def generate(lines: int, seed: int, start: int = START) -> list[str]:
     rng = random.Random(seed)
     vessels = max(50, lines // 480)  # about 480 lines per vessel and hour
     arrivals: list[tuple[float, int, str]] = []
     order = 0
     for t, sentences, kind in transmissions(rng, vessels, 3600):
-        second = START + int(t)
+        second = start + int(t)
         heard = rng.sample(RECEIVERS, rng.choice((1, 1, 2, 2, 3)))
         copies = [(h, rng.uniform(0, 2)) for h in heard]
         if rng.random() < 0.03:  # out of reach of the shore: only the satellite hears it, late
@@ -165,7 +166,7 @@ NOAA_HEADER = (
 )
 
 
-def generate_noaa(rows: int, seed: int) -> list[str]:
+def generate_noaa(rows: int, seed: int, start: int = START) -> list[str]:
     """The vessel model as NOAA CSV rows (header first), in time order."""
     rng = random.Random(seed)
     vessels = max(50, rows // 400)  # about 400 rows per vessel and hour
@@ -191,7 +192,7 @@ def generate_noaa(rows: int, seed: int) -> list[str]:
         hours = step / 3600
         v.lat += v.speed * hours / 60 * math.cos(math.radians(v.course))
         v.lon += v.speed * hours / 60 * math.sin(math.radians(v.course)) / math.cos(math.radians(v.lat))
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(START + int(t)))
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(start + int(t)))
         course = round(v.course, 1)
         out.append(f"{v.mmsi},{when},{v.lon:.5f},{v.lat:.5f},{v.speed:.1f},{course},{int(v.course) % 360},{static}")
         heapq.heappush(heap, (t + step, i))
@@ -208,8 +209,11 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=100_000, help="lines (NMEA) or rows (NOAA CSV)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--format", choices=("nmea", "noaa"), default="nmea")
+    parser.add_argument("--day", default="2026-01-01", help="the UTC day the feed starts at, YYYY-MM-DD")
     args = parser.parse_args()
-    made = generate_noaa(args.lines, args.seed) if args.format == "noaa" else generate(args.lines, args.seed)
+    start = calendar.timegm(time.strptime(args.day, "%Y-%m-%d"))
+    make = generate_noaa if args.format == "noaa" else generate
+    made = make(args.lines, args.seed, start)
     sys.stdout.writelines(line + "\n" for line in made)
     return 0
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.types.Row;
 
@@ -59,6 +60,18 @@ public final class LineBatches extends Batching<String, Row> {
     public void processElement(StreamRecord<String> element) {
         lines.add(element.getValue());
         held();
+    }
+
+    /**
+     * The source's watermarks pace parallel file lanes ({@link LaneClock}) and stop here: the job's
+     * own come from the parsed lines ({@link ReceiverWatermarks}). The final one of a bounded input
+     * is passed on.
+     */
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        if (mark.getTimestamp() == Long.MAX_VALUE) {
+            super.processWatermark(mark);
+        }
     }
 
     @Override

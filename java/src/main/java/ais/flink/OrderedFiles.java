@@ -9,6 +9,7 @@ import java.util.Optional;
 
 import javax.annotation.Nullable;
 
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.connector.file.src.FileSourceSplit;
 import org.apache.flink.connector.file.src.assigners.FileSplitAssigner;
@@ -33,6 +34,18 @@ public final class OrderedFiles {
             builder.monitorContinuously(Duration.ofMillis(monitorMillis));
         }
         return builder.build();
+    }
+
+    /**
+     * The watermarks of parallel file lanes ({@code --lanes per-file}): each reader (a lane, one
+     * file at a time, the next in name order when it is done) paced by the event time it has read
+     * ({@link LaneClock}), at most {@code maxDriftMillis} ahead of the slowest lane.
+     */
+    public static WatermarkStrategy<String> alignedLanes(
+            long outOfOrderness, long idleTimeout, long maxClockSkew, int consensusLines, int warmUpLines,
+            long maxDriftMillis, long updateMillis) {
+        return LaneClock.aligned(
+                outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines, maxDriftMillis, updateMillis);
     }
 
     static final Comparator<FileSourceSplit> BY_PATH =

@@ -40,6 +40,19 @@ def test_environment_fills_in_and_a_flag_wins():
             ["--input-format", "csv"],
             "--input-format (INPUT_FORMAT): must be one of auto, nmea, json, noaa, dma, not 'csv'",
         ),
+        (["--lanes", "many"], "--lanes (LANES): must be one of one, per-file, not 'many'"),
+        (
+            ["--lanes", "per-file", "--lane-drift", "0"],
+            "--lane-drift (LANE_DRIFT_SECONDS): must be a positive number of seconds, not 0",
+        ),
+        (
+            ["--lanes", "per-file", "--input", "udp://127.0.0.1:10110"],
+            "--lanes: a live feed (--input URL) is one lane; --lanes per-file is for files",
+        ),
+        (
+            ["--source", "kafka", "--lanes", "per-file"],
+            "--lanes: only a file run uses it; this one reads Kafka (--source kafka)",
+        ),
         (
             ["--bind-address", "everywhere"],
             "--bind-address (BIND_ADDRESS): must be an IP address (127.0.0.1, 0.0.0.0, ...), not 'everywhere'",

@@ -6,9 +6,10 @@
                                  multipart)     receiver)                    │ positions, static, late,
                                                                              │ dead letters, tallies
 
-A lane is one source subtask's lines (a file run has one: the files in name order). Everything up
-to the watermarks runs per lane, in the lane's order, so a vessel's reports reach the dedup
-operator in that order at any parallelism.
+A lane is one source subtask's lines (a file run has one, the files in name order, unless
+``--lanes per-file`` makes each reader's file a lane). Everything up to the watermarks runs per
+lane, in the lane's order, so a vessel's reports of one lane reach the dedup operator in that
+order at any parallelism.
 
 ``build_pipeline(env, lines, config)`` takes any stream of lines (a file source, Kafka, or a
 test's own collection), so the jobs and the tests build the same job.

@@ -20,8 +20,9 @@ import org.apache.flink.types.Row;
  * it as keyed) and keep each lane's pending multipart groups in its keyed state.
  *
  * <p>A batch leaves when it holds {@code maxLines} lines, after {@code maxDelayMillis} of wall
- * clock, and before every checkpoint barrier, watermark or watermark status from upstream, and at
- * the end of the input ({@link Batching}). The order of lines is kept.
+ * clock, and before every checkpoint barrier or watermark status from upstream, and at the end of
+ * the input ({@link Batching}). The order of lines is kept. The source's watermarks, which only
+ * pace parallel file lanes, end here.
  */
 public final class LineBatches extends Batching<String, Row> {
     private static final long serialVersionUID = 1L;

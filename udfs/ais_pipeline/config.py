@@ -312,6 +312,14 @@ class PipelineConfig:
         return self.max_gap_s * 1000
 
     @property
+    def out_of_orderness_ms(self) -> int:
+        return self.out_of_orderness_s * 1000
+
+    @property
+    def idle_timeout_ms(self) -> int:
+        return self.idle_timeout_s * 1000
+
+    @property
     def max_clock_skew_ms(self) -> int:
         return self.max_clock_skew_s * 1000
 

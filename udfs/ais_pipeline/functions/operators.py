@@ -219,7 +219,7 @@ class DedupVessel(KeyedProcessFunction):
             config.dedup_ttl_ms,
             config.near_window_ms,
             config.static_ttl_ms,
-            config.out_of_orderness_s * 1000,
+            config.out_of_orderness_ms,
             config.geohash_precision,
             config.max_gap_ms,
         )

@@ -47,8 +47,8 @@ class LanePacing:
 @dataclass(frozen=True)
 class OrderedFiles:
     """``ais.flink.OrderedFiles``: the lines of a file, or of every file under a directory in name
-    order; with ``monitor_ms`` the directory is watched for new files. Read by one subtask, or,
-    with ``pacing``, by ``parallelism`` readers, each a lane that reads one file at a time (the
+    order; with ``monitor_ms`` the directory is watched for new files. Read by ``parallelism``
+    readers: one, or, with ``pacing``, several, each a lane that reads one file at a time (the
     next in name order when it is done) under watermark alignment."""
 
     name: str
@@ -62,8 +62,7 @@ class OrderedFiles:
         env.add_jars(helpers_jar().as_uri())
         source = FileSource(jvm().ais.flink.OrderedFiles.source(self.path, self.monitor_ms))
         strategy = WatermarkStrategy.no_watermarks() if self.pacing is None else self.pacing.build()
-        parallelism = 1 if self.pacing is None else self.parallelism
-        return env.from_source(source, strategy, self.name).uid(self.uid).set_parallelism(parallelism)
+        return env.from_source(source, strategy, self.name).uid(self.uid).set_parallelism(self.parallelism)
 
 
 @dataclass(frozen=True)

@@ -24,15 +24,15 @@ def file_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataS
     pacing = None
     if config.lanes == "per-file":
         pacing = LanePacing(
-            out_of_orderness_ms=config.out_of_orderness_s * 1000,
-            idle_timeout_ms=config.idle_timeout_s * 1000,
+            out_of_orderness_ms=config.out_of_orderness_ms,
+            idle_timeout_ms=config.idle_timeout_ms,
             max_clock_skew_ms=config.max_clock_skew_ms,
             consensus_lines=CONSENSUS_LINES,
             warm_up_lines=config.watermark_warm_up,
             max_drift_ms=config.lane_drift_ms,
         )
-    name = "read lines" if pacing is None else "read lines (a lane per file)"
-    return OrderedFiles(name, "source-lines", str(config.input_path), monitor_ms, config.parallelism, pacing).read(env)
+    name, readers = ("read lines", 1) if pacing is None else ("read lines (a lane per file)", config.parallelism)
+    return OrderedFiles(name, "source-lines", str(config.input_path), monitor_ms, readers, pacing).read(env)
 
 
 def feed_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:

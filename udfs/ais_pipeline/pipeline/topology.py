@@ -66,8 +66,8 @@ def receiver_watermarks(config: PipelineConfig, tally: OutputTag | None) -> Rece
     return ReceiverWatermarks(
         name="watermarks (per lane, following receivers)",
         uid="watermarks",
-        out_of_orderness_ms=config.out_of_orderness_s * 1000,
-        idle_timeout_ms=config.idle_timeout_s * 1000,
+        out_of_orderness_ms=config.out_of_orderness_ms,
+        idle_timeout_ms=config.idle_timeout_ms,
         max_clock_skew_ms=config.max_clock_skew_ms,
         warm_up_lines=config.watermark_warm_up,
         consensus_lines=CONSENSUS_LINES,

@@ -53,8 +53,8 @@ class PlainPipeline:
         spec = WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms)
         self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
         self.clocks = ReceiverWatermarks(
-            config.out_of_orderness_s * 1000,
-            config.idle_timeout_s * 1000,
+            config.out_of_orderness_ms,
+            config.idle_timeout_ms,
             config.max_clock_skew_ms,
             warm_up_lines=config.watermark_warm_up,
         )
@@ -63,7 +63,7 @@ class PlainPipeline:
             config.dedup_ttl_ms,
             config.near_window_ms,
             config.static_ttl_ms,
-            config.out_of_orderness_s * 1000,
+            config.out_of_orderness_ms,
             config.geohash_precision,
             config.max_gap_ms,
         )

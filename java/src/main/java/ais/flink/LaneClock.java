@@ -19,13 +19,14 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
  *
  * <p>These watermarks only pace the readers: a reader whose watermark is more than the allowed
  * drift ahead of the slowest one waits. The job's own watermarks, late decisions and windows
- * come from the parsed lines downstream ({@link ReceiverWatermarks}), which drops these: so the
- * outputs of a lane do not depend on them.
+ * come from the parsed lines downstream ({@link ReceiverWatermarks}); these end at the batching of
+ * lines ({@link LineBatches}), so the outputs of a lane do not depend on them.
  */
 final class LaneClock implements WatermarkGenerator<String> {
     static final String GROUP = "file-lanes";
 
     private final ReceiverClocks clocks;
+    private final long[] time = new long[1]; // timeOf's answer, reused: onEvent runs for every line
     private long emitted = Long.MIN_VALUE;
 
     LaneClock(ReceiverClocks clocks) {
@@ -52,7 +53,7 @@ final class LaneClock implements WatermarkGenerator<String> {
 
     @Override
     public void onEvent(String line, long eventTimestamp, WatermarkOutput output) {
-        long[] time = {ReceiverClocks.TIME_UNKNOWN};
+        time[0] = ReceiverClocks.TIME_UNKNOWN;
         String receiver = timeOf(line, time);
         clocks.observe(receiver, time[0]);
     }

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -24,14 +23,9 @@ from ais_pipeline.files import read_jsonl, read_lines
 from ais_pipeline.pipeline.ports import unused_port as free_port
 from ais_pipeline.rules.plain import run_plain
 from tests.support.jobs import ROOT, SAMPLE_SUMMARY, assert_same_outputs, final, run_oracle
+from tests.support.web import EXPECTED_DUPLICATES, EXPECTED_KEPT, EXPECTED_WATERMARK, settled, web_ui_view
 
 pytestmark = pytest.mark.flink
-# The sample's receivers' watermark ends at 02:14:43.999 (the newest report of the slowest current
-# receiver, 02:14:54, minus 10 s, minus 1 ms); the job's watermark moves in steps of a minute (the
-# pane; see ais.flink.ReceiverWatermarks), so it shows 02:13:59.999.
-EXPECTED_WATERMARK = 1668046439999
-EXPECTED_KEPT = 7294
-EXPECTED_DUPLICATES = 881
 
 
 def test_a_watched_directory_fires_windows_while_the_job_runs_and_the_web_ui_shows_it(tmp_path: Path):
@@ -127,39 +121,3 @@ def test_a_watched_directory_fires_windows_while_the_job_runs_and_the_web_ui_sho
     assert windows["watermark"] == EXPECTED_WATERMARK
     dedup = next(v for name, v in names.items() if name.startswith("dedup by MMSI"))
     assert (dedup["duplicates_exact"], dedup["positions_kept"]) == (EXPECTED_DUPLICATES, EXPECTED_KEPT)
-
-
-def settled(web: dict[str, object]) -> bool:
-    vertices = web.get("vertices")
-    assert isinstance(vertices, dict)
-    windows = [v for name, v in vertices.items() if name.startswith("cell windows")]
-    dedup = [v for name, v in vertices.items() if name.startswith("dedup by MMSI")]
-    return (
-        bool(windows and dedup)
-        and windows[0]["watermark"] == EXPECTED_WATERMARK
-        and dedup[0].get("positions_kept") == EXPECTED_KEPT
-        and dedup[0].get("duplicates_exact") == EXPECTED_DUPLICATES
-    )
-
-
-def web_ui_view(port: int) -> dict[str, object]:
-    """Job state, and per vertex its lowest input watermark and summed dedup counters."""
-
-    def get(path: str) -> object:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as resp:
-            return json.load(resp)
-
-    (job,) = get("/jobs/overview")["jobs"]  # type: ignore[index]
-    detail = get(f"/jobs/{job['jid']}")
-    vertices: dict[str, dict[str, int]] = {}
-    for vertex in detail["vertices"]:  # type: ignore[index]
-        base = f"/jobs/{job['jid']}/vertices/{vertex['id']}"
-        marks = get(f"{base}/watermarks")
-        view = {"watermark": min((int(m["value"]) for m in marks), default=-(2**63))}  # type: ignore[union-attr]
-        if vertex["name"].startswith("dedup by MMSI"):
-            for metric in ("duplicates_exact", "positions_kept"):
-                ids = ",".join(f"{i}.dedup_by_MMSI.{metric}" for i in range(vertex["parallelism"]))
-                values = get(f"{base}/metrics?get={ids}")
-                view[metric] = sum(int(v["value"]) for v in values)  # type: ignore[union-attr]
-        vertices[vertex["name"]] = view
-    return {"state": job["state"], "vertices": vertices}

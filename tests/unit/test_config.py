@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,11 @@ def test_environment_fills_in_and_a_flag_wins():
             "--input-format (INPUT_FORMAT): must be one of auto, nmea, json, noaa, dma, not 'csv'",
         ),
         (["--lanes", "many"], "--lanes (LANES): must be one of one, per-file, not 'many'"),
+        (
+            ["--taskmanagers", "2", "--parallelism", "3"],
+            "--taskmanagers (TASKMANAGERS): 2 TaskManagers of one slot run at most --parallelism 2, not 3",
+        ),
+        (["--taskmanagers", "-1"], "--taskmanagers (TASKMANAGERS): must be between 0 and 64, not -1"),
         (
             ["--lanes", "per-file", "--lane-drift", "0"],
             "--lane-drift (LANE_DRIFT_SECONDS): must be a positive number of seconds, not 0",
@@ -178,6 +184,37 @@ def test_a_local_run_listens_on_loopback_and_takes_no_jars_unless_opened():
     assert settings["rest.bind-address"] == settings["metrics.reporter.prom.host"] == "0.0.0.0"
     assert settings["jobmanager.bind-host"] == settings["taskmanager.bind-host"] == "127.0.0.1"  # RPC stays closed
     assert settings["web.submit.enable"] == "false"
+
+
+def test_a_runs_own_cluster_has_one_slot_per_taskmanager_stays_closed_and_keeps_its_reporters_as_plugins(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    from ais_pipeline.pipeline.environment import flink_settings
+    from ais_pipeline.pipeline.taskmanagers import cluster_settings, daemon_environment
+    from ais_pipeline.resources import METRICS_JAR
+
+    config = parse_config(["--taskmanagers", "2", "--parallelism", "2", "--web-ui-port", "8123"], environ={})
+    settings = cluster_settings(flink_settings(config), rpc_port=16123)
+    assert settings["taskmanager.numberOfTaskSlots"] == "1"  # the mini-cluster's would be 2
+    assert (settings["jobmanager.rpc.port"], settings["rest.port"], settings["rest.bind-port"]) == (
+        "16123",
+        "8123",
+        "8123",
+    )
+    assert settings["rest.bind-address"] == settings["metrics.reporter.prom.host"] == "127.0.0.1"
+    assert settings["jobmanager.bind-host"] == settings["taskmanager.bind-host"] == "127.0.0.1"
+    assert settings["restart-strategy.type"] == "none"  # a local run fails at once, with its cause
+    assert settings["python.executable"] == sys.executable
+
+    prometheus = "/venv/pyflink/plugins/metrics-prometheus/flink-metrics-prometheus-2.3.0.jar"
+    monkeypatch.setenv("HADOOP_CLASSPATH", os.pathsep.join(["/opt/hadoop.jar", prometheus, str(METRICS_JAR)]))
+    env = daemon_environment(Path("/tmp/c/conf"), Path("/tmp/c/log"))
+    assert env["HADOOP_CLASSPATH"] == "/opt/hadoop.jar"
+    assert (env["FLINK_CONF_DIR"], env["FLINK_LOG_DIR"], env["FLINK_PID_DIR"]) == (
+        "/tmp/c/conf",
+        "/tmp/c/log",
+        "/tmp/c/log",
+    )
 
 
 def test_replay_tool_leaves_out_java_only_client_properties():

@@ -100,6 +100,14 @@ _KNOBS: dict[str, _Knob] = {
         "wall-clock wait for the rest of a multipart group, seconds",
     ),
     "parallelism": _Knob("--parallelism", "PARALLELISM", int, 1, "job parallelism"),
+    "taskmanagers": _Knob(
+        "--taskmanagers",
+        "TASKMANAGERS",
+        int,
+        0,
+        "local runs: 0 runs the job in this process (one Python interpreter at any parallelism); N starts"
+        " a local cluster of N one-slot TaskManager processes (N interpreters) for the run",
+    ),
     "lanes": _Knob(
         "--lanes",
         "LANES",
@@ -234,6 +242,7 @@ class PipelineConfig:
     max_clock_skew_s: int = _default("max_clock_skew_s")
     multipart_timeout_s: int = _default("multipart_timeout_s")
     parallelism: int = _default("parallelism")
+    taskmanagers: int = _default("taskmanagers")
     lanes: str = _default("lanes")
     lane_drift_s: int = _default("lane_drift_s")
     web_ui_port: int = _default("web_ui_port")
@@ -359,6 +368,16 @@ class PipelineConfig:
             raise bad("geohash_precision", f"must be between 1 and 12, not {self.geohash_precision}")
         if not 1 <= self.parallelism <= 64:
             raise bad("parallelism", f"must be between 1 and 64, not {self.parallelism}")
+        if not 0 <= self.taskmanagers <= 64:
+            raise bad("taskmanagers", f"must be between 0 and 64, not {self.taskmanagers}")
+        if self.taskmanagers and self.parallelism > self.taskmanagers:
+            raise bad(
+                "taskmanagers",
+                f"{self.taskmanagers} TaskManagers of one slot run at most --parallelism {self.taskmanagers},"
+                f" not {self.parallelism}",
+            )
+        if self.taskmanagers and submitted_by_flink_cli():
+            raise bad("taskmanagers", "a job submitted by flink run runs on that cluster's TaskManagers")
         if self.lanes not in LANES:
             raise bad("lanes", f"must be one of {', '.join(LANES)}, not {self.lanes!r}")
         if self.lane_drift_s <= 0:

@@ -29,10 +29,16 @@ class LocalCluster:
     def environment(self, settings: Mapping[str, str]) -> StreamExecutionEnvironment:
         """An execution environment whose jobs go to this cluster (a local one would start a
         mini-cluster of its own)."""
-        j_env = jvm().org.apache.flink.streaming.api.environment.StreamExecutionEnvironment.createRemoteEnvironment(
-            "127.0.0.1", self.rest_port, configuration(settings), string_array([])
-        )
-        return StreamExecutionEnvironment(j_env)
+        return remote_environment(self.rest_port, settings)
 
     def close(self) -> None:
         self._cluster.close()
+
+
+def remote_environment(rest_port: int, settings: Mapping[str, str]) -> StreamExecutionEnvironment:
+    """An execution environment whose jobs go to the cluster whose REST API is on this machine's
+    ``rest_port``, configured by ``settings``."""
+    j_env = jvm().org.apache.flink.streaming.api.environment.StreamExecutionEnvironment.createRemoteEnvironment(
+        "127.0.0.1", rest_port, configuration(settings), string_array([])
+    )
+    return StreamExecutionEnvironment(j_env)

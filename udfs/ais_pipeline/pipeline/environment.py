@@ -1,5 +1,6 @@
 """Where the job runs: a local mini-cluster configured from ``flink-conf/config.yaml`` (one per job,
-or one that outlives it), or the cluster of ``flink run``."""
+or one that outlives it), a local cluster of TaskManager processes (``--taskmanagers N``), or the
+cluster of ``flink run``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ais_pipeline.resources import METRICS_JAR, PACKAGE
 
 if TYPE_CHECKING:
     from ais_pipeline.jvm.cluster import LocalCluster
+    from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
 
 CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
 PROMETHEUS_HOST = "metrics.reporter.prom.host"
@@ -123,6 +125,19 @@ def kept_cluster_environment(config: PipelineConfig) -> tuple[StreamExecutionEnv
     _python_paths()
     settings = flink_settings(config)
     cluster = LocalCluster(settings)
+    env = cluster.environment(settings)
+    env.set_parallelism(config.parallelism)
+    return env, cluster
+
+
+def taskmanagers_environment(config: PipelineConfig) -> tuple[StreamExecutionEnvironment, TaskManagerCluster]:
+    """An environment on a local cluster of ``--taskmanagers`` one-slot TaskManager processes
+    started for the run (an interpreter each); the caller closes the cluster."""
+    from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
+
+    _python_paths()
+    settings = flink_settings(config)
+    cluster = TaskManagerCluster(settings, config.flink_conf_dir, config.taskmanagers)
     env = cluster.environment(settings)
     env.set_parallelism(config.parallelism)
     return env, cluster

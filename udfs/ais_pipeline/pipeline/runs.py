@@ -25,10 +25,9 @@ from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline import files, postgres
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.jvm.cluster import LocalCluster
-from ais_pipeline.pipeline.environment import kept_cluster_environment, local_environment
+from ais_pipeline.pipeline.environment import kept_cluster_environment, local_environment, taskmanagers_environment
 from ais_pipeline.pipeline.execution import LocalJob, Stopped, execute
-from ais_pipeline.pipeline.webui import keeps_web_ui
+from ais_pipeline.pipeline.webui import Cluster, keeps_web_ui
 from ais_pipeline.rules.outputs import OUTPUTS
 
 log = logging.getLogger("ais_pipeline")
@@ -57,7 +56,7 @@ class Outcome:
 
     summary: dict[str, object]
     sample: list[str] = field(default_factory=list)
-    cluster: LocalCluster | None = None
+    cluster: Cluster | None = None
 
     @property
     def stopped(self) -> bool:
@@ -74,8 +73,11 @@ class FileRun:
     def __init__(self, config: PipelineConfig, kafka: bool = False) -> None:
         self.config = config
         self.kafka = kafka
-        self.cluster: LocalCluster | None = None
-        if keeps_web_ui(config):
+        self.cluster: Cluster | None = None
+        self.keeps_web_ui = keeps_web_ui(config)
+        if config.taskmanagers:
+            self.env, self.cluster = taskmanagers_environment(config)
+        elif self.keeps_web_ui:
             self.env, self.cluster = kept_cluster_environment(config)
         else:
             self.env = local_environment(config)
@@ -94,7 +96,7 @@ class FileRun:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
-        if kind is not None and self.cluster is not None:
+        if self.cluster is not None and (kind is not None or not self.keeps_web_ui):
             self.cluster.close()
 
     @property
@@ -127,7 +129,7 @@ class FileRun:
         record.finish(summary)
         if stopped is not None and not stopped.drained:
             raise KeyboardInterrupt
-        outcome = Outcome(summary, cluster=self.cluster)
+        outcome = Outcome(summary, cluster=self.cluster if self.keeps_web_ui else None)
         if config.output_dir is not None:
             config.output_dir.mkdir(parents=True, exist_ok=True)  # an empty input writes no part file
             (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

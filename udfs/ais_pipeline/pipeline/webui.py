@@ -6,11 +6,10 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from ais_pipeline.config import PipelineConfig, submitted_by_flink_cli
 from ais_pipeline.errors import ConfigError
-from ais_pipeline.jvm.cluster import LocalCluster
 from ais_pipeline.pipeline.ports import bindable, unused_port
 from ais_pipeline.pipeline.progress import rest_json
 
@@ -54,8 +53,15 @@ def announce(config: PipelineConfig) -> None:
         )
 
 
-def wait_for_user(cluster: LocalCluster, port: int) -> None:
-    """Keep the mini-cluster and its web UI up until the user presses Enter or Ctrl-C."""
+class Cluster(Protocol):
+    """A local cluster that can outlive its job: the mini-cluster kept for the web UI, or the
+    TaskManager processes of ``--taskmanagers``."""
+
+    def close(self) -> None: ...
+
+
+def wait_for_user(cluster: Cluster, port: int) -> None:
+    """Keep the local cluster and its web UI up until the user presses Enter or Ctrl-C."""
 
     def get(path: str) -> Any:
         return rest_json(f"http://127.0.0.1:{port}", path)

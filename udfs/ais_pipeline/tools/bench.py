@@ -5,7 +5,8 @@ processes, several times each.
 
 Alternatives: the pyais decode-only loop (every single-sentence line decoded, nothing else: the
 ceiling for this decoder), the plain single-process implementation of the spec
-(`python -m ais_pipeline.tools.plain`), and the Flink job in a local mini-cluster at each parallelism, with
+(`python -m ais_pipeline.tools.plain`), and the Flink job in a local mini-cluster at each parallelism
+and, at each parallelism N above 1, on N local TaskManager processes (`--taskmanagers N`), with
 checkpointing on as flink-conf/ sets it. Feeds come from ais_pipeline.tools.gen_feed (seed 1) and are
 cached in out/bench/. Prints lines/s, peak RSS, and the ratios job/plain and job/decode; with
 --write-docs the table replaces the one between the bench markers of docs/performance.md, with the machine it
@@ -159,6 +160,8 @@ def _state(port: int) -> tuple[int, int] | None:
         for vertex in get(f"/jobs/{job['jid']}")["vertices"]:
             base = f"/jobs/{job['jid']}/vertices/{vertex['id']}/metrics"
             ids = [m["id"] for m in get(base) if m["id"].endswith(".dedup_keys_held")]
+            if ids and len(ids) < int(vertex["parallelism"]):
+                return None  # a TaskManager's metrics are not fetched yet
             if ids:
                 held += sum(int(float(m["value"])) for m in get(f"{base}?get={','.join(ids)}"))
         return int(latest["checkpointed_size"]), held
@@ -213,10 +216,10 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str
                 False,
             ),
         ]
-        for p in parallelisms:
+        for name, flags in job_variants(parallelisms):
             out = Path(tempfile.mkdtemp(prefix="bench-"))
             job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
-            alternatives.append((f"Flink job, parallelism {p}", [*job, "--parallelism", str(p)], True))
+            alternatives.append((name, [*job, *flags], True))
         for name, cmd, is_job in alternatives:
             walls, rss, state, cpus = [], [], [], []
             for _ in range(repeat):
@@ -243,13 +246,24 @@ def startup(parallelisms: list[int]) -> dict[str, tuple[float, float]]:
         with feed(100_000).open() as src:
             path.write_text("".join(line for _, line in zip(range(STARTUP_LINES), src, strict=False)))
     costs = {}
-    for p in parallelisms:
+    for name, flags in job_variants(parallelisms):
         out = Path(tempfile.mkdtemp(prefix="bench-startup-"))
         cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
-        wall, _, _, cpu = timed([*cmd, "--parallelism", str(p), "--web-ui-port", str(unused_port())])
-        costs[f"Flink job, parallelism {p}"] = (wall, cpu)
-        print(f"start-up, parallelism {p}: {wall:.1f} s, {cpu:.1f} CPU s", file=sys.stderr)
+        wall, _, _, cpu = timed([*cmd, *flags, "--web-ui-port", str(unused_port())])
+        costs[name] = (wall, cpu)
+        print(f"start-up, {name}: {wall:.1f} s, {cpu:.1f} CPU s", file=sys.stderr)
     return costs
+
+
+def job_variants(parallelisms: list[int]) -> list[tuple[str, list[str]]]:
+    """The job's runs: in this process's mini-cluster (one interpreter) at each parallelism, and
+    at each parallelism above 1 on that many local TaskManager processes (an interpreter each)."""
+    variants = [(f"Flink job, parallelism {p}", ["--parallelism", str(p)]) for p in parallelisms]
+    for p in parallelisms:
+        if p > 1:
+            flags = ["--taskmanagers", str(p), "--parallelism", str(p)]
+            variants.append((f"Flink job, {p} TaskManagers, parallelism {p}", flags))
+    return variants
 
 
 def run_csv(rows_wanted: int, repeat: int, parallelisms: list[int]) -> list[dict[str, Any]]:

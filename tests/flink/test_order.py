@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.files import read_jsonl
-from tests.support.feeds import HOUR, amendments_feed, receivers_feed
+from ais_pipeline.files import read_jsonl, read_lines
+from tests.support.feeds import HOUR, amendments_feed, moved_ahead, receivers_feed
 from tests.support.jobs import assert_same_outputs, final, run_job, run_oracle
 
 pytestmark = pytest.mark.flink
@@ -96,3 +96,34 @@ def test_a_receiver_5_h_ahead_and_the_satellite_capture_through_the_job_at_paral
         assert summary["late"] == 0 and read_jsonl(tmp_path / name / "late") == []
     assert summary["positions_kept"] == 178
     assert summary["receivers"] == {"(none)": {"clock_ahead": 1, "clock_behind": 12, "late": 0, "future_timestamp": 0}}
+
+
+@pytest.mark.parametrize(
+    ("capture", "parallelism"),
+    [
+        ("kystverket-6h", 1),
+        ("kystverket-6h", 2),
+        ("noaa-published-2024-06-01.csv", 1),
+        ("noaa-published-2025-06-01.csv", 2),
+        ("risky__exact-earth-with-tag-block.txt", 1),
+        ("noaadata__test.ais", 2),
+    ],
+)
+def test_single_source_captures_with_stray_lines_keep_the_plain_loops_outputs(
+    capture: str, parallelism: int, fixtures: Path, tmp_path: Path
+):
+    # One line far ahead of its lane moves no watermark, the lane's only source included: the
+    # Norwegian capture (c:, no s:) with line 301 moved 6 h ahead, NOAA day starts as published
+    # (day-end rows among the first), the satellite capture and the NAIS file as they are.
+    if capture == "kystverket-6h":
+        path = tmp_path / "kystverket-6h.nm4"
+        lines = moved_ahead(list(read_lines(fixtures / "aisnet__Ais1000Lines.nm4")), 300, 6 * HOUR)
+        path.write_text("\n".join(lines) + "\n")
+    else:
+        path = fixtures / capture
+    summary = run_job(path, tmp_path / "job", "--parallelism", str(parallelism))
+    run_oracle(path, tmp_path / "oracle")
+    assert_same_outputs(tmp_path / "job", tmp_path / "oracle")
+    assert summary["accounted_lines"] == summary["lines"]
+    if capture.startswith(("kystverket", "noaa-published")):
+        assert (summary["positions_kept"], summary["late"]) == (743, 0)

@@ -1,11 +1,13 @@
 """Generated feeds for the watermark and ordering tests: timings and clocks the real captures do
-not have, built with pyais's encoder (tests/nmea.py). Deterministic: the same arguments give the
-same lines."""
+not have, built with pyais's encoder (tests/support/nmea.py), and real captures with one line's
+clock moved. Deterministic: the same arguments give the same lines."""
 
 from __future__ import annotations
 
 import random
+import re
 
+from ais_pipeline.rules.parse import nmea_checksum
 from tests.support.nmea import BASE, position, sentences, tagged
 
 T0 = BASE - BASE % 60  # a window boundary, epoch seconds
@@ -61,3 +63,13 @@ def amendments_feed(vessels: int = 12, reports: int = 24, seed: int = 7) -> list
             for rx in hearers:
                 lines.append(tagged(position(mmsi, 49.5 + v * 0.01, -0.1 + k * 0.001), t + 1, rx))
     return lines
+
+
+def moved_ahead(lines: list[str], index: int, seconds: int) -> list[str]:
+    """The capture with one line's tag-block time ``seconds`` later (its checksum fixed)."""
+    moved = list(lines)
+    match = re.match(r"\\(?P<block>[^*]*)\*[0-9A-Fa-f]{2}\\(?P<rest>.*)", moved[index], re.S)
+    assert match is not None, moved[index]
+    block = re.sub(r"c:(\d+)", lambda m: f"c:{int(m.group(1)) + seconds}", match.group("block"))
+    moved[index] = f"\\{block}*{nmea_checksum(block):02X}\\{match.group('rest')}"
+    return moved

@@ -42,7 +42,22 @@ def write() -> None:
     golden = load()
     for case in golden["cases"]:
         case["expect"] = run_case(case)
-    GOLDEN.write_text(json.dumps(golden, indent=1) + "\n")
+    GOLDEN.write_text(dumps(golden))
+
+
+def dumps(golden: dict[str, Any]) -> str:
+    """The golden file's text: a case's settings on one line, each line and expectation on one."""
+    out = ["{", f' "about": {json.dumps(golden["about"])},', ' "cases": [']
+    for i, case in enumerate(golden["cases"]):
+        out.append("  {")
+        out.append(f'   "name": {json.dumps(case["name"])},')
+        out.append(f'   "spec": {json.dumps(case["spec"])},')
+        for key in ("lines", "expect"):
+            rows = ",\n".join("    " + json.dumps(row) for row in case[key])
+            out.append(f'   "{key}": [\n{rows}\n   ]' + ("," if key == "lines" else ""))
+        out.append("  }" + ("," if i < len(golden["cases"]) - 1 else ""))
+    out += [" ]", "}"]
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

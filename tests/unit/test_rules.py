@@ -184,15 +184,14 @@ def test_late_for_the_tumbling_window_but_not_for_every_sliding_window():
 
 
 def test_late_for_every_window_goes_to_the_late_output_once_per_kind():
-    lines = [
-        tagged(position(A, 52.0, 4.0), T0 + 5),
-        tagged(position(A, 52.5, 4.5), T0 + 1300),
-        tagged(position(B, 60.0, 10.0), T0 + 10),
-    ]
-    result = run(lines)
+    # A's reports move the watermark to T0+1290 s in steps within the clock skew (one line far
+    # ahead alone moves nothing); B's report at T0+10 s is then too late for its tumbling window
+    # and for every sliding window that holds it (the last ends at T0+900 s).
+    lines = [tagged(position(A, 52.0 + k / 10, 4.0), T0 + 5 + k * 259) for k in range(6)]
+    result = run([*lines, tagged(position(B, 60.0, 10.0), T0 + 10)])
     assert sorted((r["mmsi"], r["window"]) for r in records(result, "late")) == [(B, "sliding"), (B, "tumbling")]
     assert result.totals["late"] == 1
-    assert [p["mmsi"] for p in records(result, "positions")] == [A, A]
+    assert [p["mmsi"] for p in records(result, "positions")] == [A] * 6
 
 
 def test_report_within_allowed_lateness_fires_the_window_again_with_the_next_revision():

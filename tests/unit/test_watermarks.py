@@ -1,7 +1,7 @@
 """The watermark follows the receivers (docs/watermarks.md; ais_pipeline/rules/watermarks.py):
 a receiver's clock hours ahead or behind makes none of the other receivers' reports late, a pause
-of the whole feed loses nothing, one receiver is treated as before, and a bad clock is counted
-for its receiver. Through the plain loop, on generated feeds (tests/feeds.py) and a real
+of the whole feed loses nothing, one line far ahead moves nothing whichever source sent it, and
+a bad clock is counted for its receiver. Through the plain loop, on generated feeds (tests/feeds.py) and a real
 satellite capture."""
 
 from __future__ import annotations
@@ -11,20 +11,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.files import read_lines
 from ais_pipeline.rules import outputs
 from ais_pipeline.rules.plain import PlainPipeline, PlainResult
-from tests.support.feeds import HOUR, T0, receivers_feed
+from ais_pipeline.rules.records import TIME_UNKNOWN
+from ais_pipeline.rules.watermarks import ReceiverWatermarks
+from ais_pipeline.rules.windows import WindowSpec
+from tests.support import noaa_day
+from tests.support.feeds import HOUR, T0, moved_ahead, receivers_feed
 
 pytestmark = pytest.mark.unit
 
 NOW_MS = (T0 + 86_400) * 1000  # the wall clock of these runs: a day after the feeds
 
 
-def run(lines: list[str], **knobs: Any) -> tuple[PlainResult, PlainPipeline]:
-    pipeline = PlainPipeline(PipelineConfig(input_path=Path(__file__), **knobs), now_ms=NOW_MS)
+def run(lines: list[str], now_ms: int = NOW_MS, **knobs: Any) -> tuple[PlainResult, PlainPipeline]:
+    pipeline = PlainPipeline(PipelineConfig(input_path=Path(__file__), **knobs), now_ms=now_ms)
     pipeline.feed(lines)
     watermark_at_end = pipeline.clocks.watermark
     result = pipeline.finish()
@@ -75,21 +81,23 @@ def test_a_15_minute_pause_of_the_whole_feed_loses_nothing():
     paused, _ = run(receivers_feed(seconds=2100, pause=(600, 900)))
     assert paused.late == [] and paused.totals["late"] == 0
     assert kept_by(paused) == {"r1": 6 * (2100 - 900) // 10}
-    # At the first lines after the pause a jump of one clock and a pause of all look the same:
-    # r1's and r2's first lines are counted ahead of the others (r3's comes when they are back).
-    ahead = {"clock_ahead": 1, "clock_behind": 0, "late": 0, "future_timestamp": 0}
-    assert receivers(paused) == {"r1": ahead, "r2": ahead}
+    # After the pause, a jump of every clock and a stray line look the same until the consensus
+    # (the median of the last 256 lines) has followed: the first 129 lines after it move no
+    # clock, and are counted ahead of the current sources, 43 per receiver.
+    ahead = {"clock_ahead": 43, "clock_behind": 0, "late": 0, "future_timestamp": 0}
+    assert receivers(paused) == {"r1": ahead, "r2": ahead, "r3": ahead}
 
 
-def test_one_receiver_with_gaps_is_treated_as_before_the_watermark_follows_its_newest_report():
+def test_one_receiver_with_gaps_the_watermark_follows_its_newest_report_once_the_consensus_has():
     lines = receivers_feed(seconds=3000, receivers=("solo",), pause=(600, 900))
     lines = [line for i, line in enumerate(lines) if (i // 60) % 5 != 3]  # more gaps
     result, pipeline = run(lines)
     assert result.late == []
     newest = max(json.loads(p)["timestamp"] for p in result.positions)
     assert pipeline.clocks.watermark == outputs.parse_iso_ms(newest) - 10_000 - 1
-    # The first line after the 15-minute gap is more than the clock skew ahead of the last one.
-    assert receivers(result) == {"solo": {"clock_ahead": 1, "clock_behind": 0, "late": 0, "future_timestamp": 0}}
+    # The lines after the 15-minute gap move no clock until the consensus has followed them (129
+    # of the last 256); the 2-minute gaps move it at once.
+    assert receivers(result) == {"solo": {"clock_ahead": 129, "clock_behind": 0, "late": 0, "future_timestamp": 0}}
 
 
 def test_the_watermark_waits_for_the_warm_up_so_that_a_first_line_5_h_ahead_sets_nothing():
@@ -109,3 +117,101 @@ def test_a_real_satellite_capture_has_no_position_late_that_is_in_order_by_its_r
     # The base stations' clocks are visible (counted from the 64-line warm-up on): 12 groups days
     # behind the consensus, one hours ahead.
     assert receivers(result) == {"(none)": {"clock_ahead": 1, "clock_behind": 12, "late": 0, "future_timestamp": 0}}
+
+
+def test_a_capture_without_receivers_with_one_line_6_h_ahead_keeps_every_position(fixtures: Path):
+    # The Norwegian open feed writes c: and no s:: one source. Line 301 moved 6 h ahead used to
+    # move the watermark with it: 524 of the 743 positions went to the late output.
+    lines = moved_ahead(list(read_lines(fixtures / "aisnet__Ais1000Lines.nm4")), 300, 6 * 3600)
+    assert lines[300].startswith("\\c:1565240407*")
+    result, pipeline = run(lines)
+    assert len(result.positions) == 743 and result.late == [] and result.totals["late"] == 0
+    assert receivers(result) == {"(none)": {"clock_ahead": 1, "clock_behind": 0, "late": 0, "future_timestamp": 0}}
+    assert pipeline.clocks.watermark < 1565218830_000  # it followed the capture, not the stray line
+
+
+@pytest.mark.parametrize("layout", ["2024", "2025"])
+def test_a_noaa_day_start_as_published_keeps_every_row_on_time(layout: str):
+    # Rows up to 12 s out of order, five of the day's last minute among the first 200 rows.
+    path = noaa_day.fixture(layout)
+    assert path.read_text() == noaa_day.text(layout)  # the fixture is what its generator writes
+    day_start = outputs.parse_iso_ms(f"{noaa_day.DAYS[layout]}T00:00:00.000Z")
+    result, pipeline = run(list(read_lines(path)), now_ms=day_start + 2 * 86_400_000)
+    assert len(result.positions) == 743 and result.late == [] and result.dead_letter == []
+    assert result.totals["late"] == 0
+    # The day-end rows after the 64-line warm-up are counted ahead (data rows 122 and 189).
+    assert receivers(result) == {"(none)": {"clock_ahead": 2, "clock_behind": 0, "late": 0, "future_timestamp": 0}}
+    assert day_start < pipeline.clocks.watermark < day_start + 600_000
+
+
+# -- the property: stray lines change no other line's verdict ---------------------------------------
+
+SPEC = WindowSpec(60_000, 900_000, 60_000, 120_000)
+SKEW_MS = 300_000
+DAY_MS = 86_400_000
+
+
+def verdicts(feed: list[tuple[str, int]], consensus_lines: int, warm_up_lines: int) -> list[tuple[bool, bool]]:
+    """Each line's verdict (too late for its tumbling window, for every sliding window) against
+    the watermark in force before it, by the rule alone."""
+    clocks = ReceiverWatermarks(10_000, 30_000, SKEW_MS, consensus_lines, warm_up_lines)
+    out = []
+    for source, ts in feed:
+        out.append(SPEC.late_kinds(ts, clocks.watermark) if clocks.watermark != TIME_UNKNOWN else (False, False))
+        clocks.observe(source, ts)
+    return out
+
+
+gaps = st.one_of(
+    st.integers(0, 5_000), st.integers(0, 120_000), st.integers(SKEW_MS, 1_800_000)
+)  # steady, slow, paused
+strays = st.lists(
+    st.tuples(
+        st.floats(0, 1),  # where, as a share of the feed
+        st.sampled_from([1, -1]),  # ahead or behind
+        st.integers(SKEW_MS + 1, 2 * DAY_MS),  # by more than the clock skew
+        st.sampled_from(["", "a", "stray"]),  # the only source, another, or one of its own
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["", "a", "b"]), gaps), min_size=1, max_size=300),
+    strays,
+    st.sampled_from([(16, 8), (256, 64)]),
+    st.booleans(),
+)
+def test_up_to_three_stray_lines_change_no_other_lines_verdict(
+    steps: list[tuple[str, int]],
+    inserted: list[tuple[float, int, int, str]],
+    window: tuple[int, int],
+    one_source: bool,
+):
+    t = 1_700_000_000_000
+    feed: list[tuple[str, int]] = []
+    for source, gap in steps:  # a feed in time order
+        t += gap
+        feed.append(("" if one_source else source, t))
+    # Each stray goes before base line k, more than the clock skew from the lines before it: ahead
+    # of the newest of them (of the warm-up's lines, when it is among those: they are judged
+    # together at the warm-up's end), or behind the line just before it.
+    before: dict[int, list[tuple[str, int]]] = {}
+    for share, sign, offset, source in inserted:
+        k = int(share * len(feed))
+        newest_before = min(max(k, window[1]), len(feed)) - 1
+        reference = feed[max(newest_before, 0) if sign > 0 else max(k - 1, 0)][1]
+        before.setdefault(k, []).append((source, reference + sign * offset))
+    mixed: list[tuple[str, int] | None] = []  # the feed with its strays, each stray as None
+    with_strays: list[tuple[str, int]] = []
+    for k in range(len(feed) + 1):
+        for stray in before.get(k, []):
+            mixed.append(None)
+            with_strays.append(stray)
+        if k < len(feed):
+            mixed.append(feed[k])
+            with_strays.append(feed[k])
+    base = verdicts(feed, *window)
+    got = verdicts(with_strays, *window)
+    assert [v for line, v in zip(mixed, got, strict=True) if line is not None] == base

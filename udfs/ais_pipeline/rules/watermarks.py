@@ -1,29 +1,38 @@
-"""The watermark of one input lane, following its receivers rather than single reports.
+"""The watermark of one input lane, following its receivers rather than single lines.
 
 A *lane* is one ordered stream of lines: a file run (a file, or a directory read in name order),
 or one Kafka source subtask. A *source* is a receiver (the tag block's ``s:``); lines without one
-form one source of their own (``""``). The rule, for every line that carries an event time, in
-input order:
+form one source of their own (``""``). The rule, for every line that carries an event time ``t``,
+in input order:
 
 1. The *consensus* ``C`` is the median event time of the last :data:`CONSENSUS_LINES` lines
-   with a time (the lower median of an even count). Most recent lines agree on the time, so one
-   receiver's clock, hours ahead or behind, moves it little.
-2. Each source keeps the newest event time it has sent, ``M``. A source is *current* while
-   ``M >= C - idle timeout``; one that falls further behind (a clock hours behind, or a receiver
-   gone quiet) is forgotten until it sends again.
-3. The watermark is ``min(M of the current sources) - out-of-orderness - 1``, and never moves
-   back. A clock hours ahead does not raise it (it is not the minimum); a clock hours behind does
-   not hold it (it is not current); a single source is its own consensus, as before this rule.
-4. Until :data:`WARM_UP_LINES` lines with a time have been seen there is no watermark: a first
-   line with a wrong clock must not set one that the lines after it cannot undo.
+   with a time, this one included (the lower median of an even count). Most recent lines agree
+   on the time, so one receiver's clock or a few stray lines, hours ahead or behind, move it
+   little.
+2. The line *moves its source's clock* unless it is far ahead: ``t <= max(C, F) + max clock
+   skew``, where ``F`` (the lane's *frontier*) is the newest time of the lines that moved a
+   clock so far. A line further ahead than that (a single line with a wrong time, a few, or a
+   receiver hours ahead) moves nothing, whichever source sent it, the lane's only source
+   included; it is judged against the watermark like any other line. A real jump of the whole
+   feed (a pause, a file that starts a new day) is followed once the consensus has followed it:
+   when half of the recent lines come from after the jump.
+3. Each source keeps ``M``, the newest time of its lines that moved its clock. A source is
+   *current* while ``M >= C - idle timeout``; one that falls further behind (a clock hours
+   behind, or a receiver gone quiet) is forgotten until it sends again.
+4. The watermark is ``min(M of the current sources) - out-of-orderness - 1``, and never moves
+   back. A clock hours ahead does not raise it (its lines move nothing); a clock hours behind
+   does not hold it (it is not current).
+5. Until :data:`WARM_UP_LINES` lines with a time have been seen there is no watermark, and the
+   warm-up lines are held: at its end, they move their sources' clocks in input order by rule
+   2 with the consensus of the warm-up lines, so a first line with a wrong clock sets nothing.
 
 A line more than the maximum clock skew ahead of (behind) the current sources, by the median of
 their newest times, is counted for its receiver as ``clock_ahead`` (``clock_behind``), from the
 warm-up on: what a wrong clock costs is visible per receiver. (After a pause of the whole feed
-longer than the skew, the first line of each receiver is counted too: at that moment a jump of
-one clock and a pause of all look the same.)
+longer than the skew, the lines until the consensus follows are counted too: at that moment a
+jump of one clock and a pause of all look the same.)
 Everything is decided from the input order alone, so the same lines give the same watermarks at
-any speed. ``java/src/main/java/ais/flink/ReceiverWatermarks.java`` implements the same rule in
+any speed. ``java/src/main/java/ais/flink/ReceiverClocks.java`` implements the same rule in
 the job; ``tests/golden/watermarks.json`` holds cases both must pass.
 """
 
@@ -59,10 +68,12 @@ class ReceiverWatermarks:
         self.warm_up_lines = warm_up_lines
         self.watermark = TIME_UNKNOWN
         self.seen = 0  # lines with a time
+        self.frontier = TIME_UNKNOWN  # F: the newest time of the lines that moved a clock
         self._recent: deque[int] = deque()  # the last consensus_lines times, in input order
         self._sorted: list[int] = []  # the same, sorted
         self._newest: dict[str, int] = {}  # source -> M
         self._by_newest: list[tuple[int, str]] = []  # (M, source), sorted
+        self._held: list[tuple[str, int]] = []  # the warm-up lines, until its end
 
     def consensus(self) -> int:
         """The median event time of the recent lines (TIME_UNKNOWN before the first)."""
@@ -84,15 +95,30 @@ class ReceiverWatermarks:
                 flag = CLOCK_BEHIND
         self._remember(ts)
         self.seen += 1
+        if self.seen < self.warm_up_lines:
+            self._held.append((source, ts))
+            return flag
+        consensus = self.consensus()
+        if self._held:  # the end of the warm-up: its lines, in input order
+            for held_source, held_ts in self._held:
+                self._move(held_source, held_ts, consensus)
+            self._held.clear()
+        self._move(source, ts, consensus)
+        self._advance(consensus)
+        return flag
+
+    def _move(self, source: str, ts: int, consensus: int) -> None:
+        """Rule 2: the line moves its source's clock unless it is far ahead."""
+        if ts > max(consensus, self.frontier) + self.max_clock_skew_ms:
+            return
+        if ts > self.frontier:
+            self.frontier = ts
         previous = self._newest.get(source)
         if previous is None or ts > previous:
             if previous is not None:
                 del self._by_newest[bisect_left(self._by_newest, (previous, source))]
             self._newest[source] = ts
             insort(self._by_newest, (ts, source))
-        if self.seen >= self.warm_up_lines:
-            self._advance()
-        return flag
 
     def _remember(self, ts: int) -> None:
         recent, ordered = self._recent, self._sorted
@@ -101,8 +127,8 @@ class ReceiverWatermarks:
         if len(recent) > self.consensus_lines:
             del ordered[bisect_left(ordered, recent.popleft())]
 
-    def _advance(self) -> None:
-        horizon = self.consensus() - self.idle_timeout_ms
+    def _advance(self, consensus: int) -> None:
+        horizon = consensus - self.idle_timeout_ms
         by_newest = self._by_newest
         while by_newest and by_newest[0][0] < horizon:  # behind the consensus: forgotten
             del self._newest[by_newest.pop(0)[1]]

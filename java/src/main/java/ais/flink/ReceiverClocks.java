@@ -15,10 +15,13 @@ import java.util.Map;
  * {@code tests/golden/watermarks.json} holds cases both implementations must pass).
  *
  * <p>The consensus is the median event time of the last {@code consensusLines} lines with a
- * time; a source (receiver) is current while its newest event time is no more than the idle
- * timeout behind the consensus, and forgotten once it falls further behind; the watermark is
- * the oldest newest time of the current sources minus the out-of-orderness, minus 1 ms, never
- * moving back, and none before {@code warmUpLines} lines with a time.
+ * time; a line moves its source's clock unless it is more than the maximum clock skew ahead of
+ * both the consensus and the lane's frontier (the newest time that moved a clock); a source
+ * (receiver) is current while its clock is no more than the idle timeout behind the consensus,
+ * and forgotten once it falls further behind; the watermark is the oldest clock of the current
+ * sources minus the out-of-orderness, minus 1 ms, never moving back, and none before
+ * {@code warmUpLines} lines with a time (those are held, and move the clocks at the warm-up's
+ * end, judged by its consensus).
  */
 final class ReceiverClocks {
     static final long TIME_UNKNOWN = Long.MIN_VALUE;
@@ -34,6 +37,9 @@ final class ReceiverClocks {
 
     long watermark = TIME_UNKNOWN;
     long seen;
+    private long frontier = TIME_UNKNOWN;
+    private final List<String> heldSources = new ArrayList<>(); // the warm-up lines, until its end
+    private final List<Long> heldTimes = new ArrayList<>();
     private final ArrayDeque<Long> recent = new ArrayDeque<>();
     private long[] sorted;
     private int size;
@@ -95,6 +101,32 @@ final class ReceiverClocks {
         }
         remember(ts);
         seen++;
+        if (seen < warmUpLines) {
+            heldSources.add(source);
+            heldTimes.add(ts);
+            return flag;
+        }
+        long consensus = consensus();
+        if (!heldSources.isEmpty()) { // the end of the warm-up: its lines, in input order
+            for (int i = 0; i < heldSources.size(); i++) {
+                move(heldSources.get(i), heldTimes.get(i), consensus);
+            }
+            heldSources.clear();
+            heldTimes.clear();
+        }
+        move(source, ts, consensus);
+        advance(consensus);
+        return flag;
+    }
+
+    /** The line moves its source's clock unless it is far ahead of the consensus and the frontier. */
+    private void move(String source, long ts, long consensus) {
+        if (ts > Math.max(consensus, frontier) + maxClockSkew) {
+            return;
+        }
+        if (ts > frontier) {
+            frontier = ts;
+        }
         Long previous = newest.get(source);
         if (previous == null || ts > previous) {
             if (previous != null) {
@@ -103,10 +135,6 @@ final class ReceiverClocks {
             newest.put(source, ts);
             list(new Source(ts, source));
         }
-        if (seen >= warmUpLines) {
-            advance();
-        }
-        return flag;
     }
 
     private void remember(long ts) {
@@ -145,8 +173,8 @@ final class ReceiverClocks {
         }
     }
 
-    private void advance() {
-        long horizon = consensus() - idleTimeout;
+    private void advance(long consensus) {
+        long horizon = consensus - idleTimeout;
         int forgotten = 0;
         while (forgotten < byNewest.size() && byNewest.get(forgotten).newest < horizon) {
             newest.remove(byNewest.get(forgotten).name);
@@ -171,6 +199,12 @@ final class ReceiverClocks {
         s.parallelism = parallelism;
         s.watermark = watermark;
         s.seen = seen;
+        s.frontier = frontier;
+        s.heldSources = heldSources.toArray(new String[0]);
+        s.heldTimes = new long[heldTimes.size()];
+        for (int j = 0; j < heldTimes.size(); j++) {
+            s.heldTimes[j] = heldTimes.get(j);
+        }
         s.recent = new long[recent.size()];
         int i = 0;
         for (Long ts : recent) {
@@ -186,10 +220,19 @@ final class ReceiverClocks {
         return s;
     }
 
-    /** Take a lane's state; several (a rescaled restore) merge: the highest watermark, every source at its newest. */
+    /**
+     * Take a lane's state; several (a rescaled restore) merge: the highest watermark and frontier,
+     * every source at its newest, the held warm-up lines of each (they move the clocks at the next
+     * line once the merged lanes have seen the warm-up).
+     */
     void restore(LaneState s) {
         watermark = Math.max(watermark, s.watermark);
+        frontier = Math.max(frontier, s.frontier);
         seen += s.seen;
+        for (int i = 0; s.heldSources != null && i < s.heldSources.length; i++) { // null: an older checkpoint
+            heldSources.add(s.heldSources[i]);
+            heldTimes.add(s.heldTimes[i]);
+        }
         for (long ts : s.recent) {
             remember(ts);
         }
@@ -215,6 +258,9 @@ final class ReceiverClocks {
         public int parallelism;
         public long watermark;
         public long seen;
+        public long frontier = TIME_UNKNOWN;
+        public String[] heldSources = new String[0];
+        public long[] heldTimes = new long[0];
         public long[] recent = new long[0];
         public String[] sources = new String[0];
         public long[] newest = new long[0];

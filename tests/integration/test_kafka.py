@@ -17,7 +17,7 @@ import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
 from ais_pipeline.files import read_jsonl
-from ais_pipeline.rules.parse import parse_line
+from ais_pipeline.rules.lane import parse_line
 from ais_pipeline.rules.records import Report
 from tests.support.jobs import ROOT, SAMPLE_SUMMARY, assert_same_outputs, run_oracle
 from tests.support.kafka import (

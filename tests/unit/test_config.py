@@ -39,7 +39,8 @@ def test_environment_fills_in_and_a_flag_wins():
         (["--window", "abc"], "--window: expected int, got 'abc'"),
         (
             ["--input-format", "csv"],
-            "--input-format (INPUT_FORMAT): must be one of auto, nmea, json, noaa, dma, not 'csv'",
+            "--input-format (INPUT_FORMAT): must be one of auto, nmea, json, aiscatcher, gpsd, aisstream, gpsdio,"
+            " noaa, dma, not 'csv'",
         ),
         (["--lanes", "many"], "--lanes (LANES): must be one of one, per-file, not 'many'"),
         (

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
+from ais_pipeline.rules.json_lines import parse_json
 from ais_pipeline.rules.multipart import DictGroupStore, MultipartAssembler
 from ais_pipeline.rules.parse import (
     DeadLetter,
     Skipped,
     event_time,
     is_future,
-    parse_json,
     parse_nmea,
 )
 from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report
@@ -179,7 +179,7 @@ def test_json_without_lat_lon_is_a_report_without_a_fix():
 
 
 def test_bytes_that_are_not_text_are_dead_lettered_as_not_text_in_either_format():
-    from ais_pipeline.rules.parse import parse_line
+    from ais_pipeline.rules.lane import parse_line
 
     # b"\xff\xfe\x00..." as Flink's text line format and the Kafka deserializer decode it.
     binary = b"\xff\xfe\x00\x01binary".decode("utf-8", errors="replace")

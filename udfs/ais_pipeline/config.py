@@ -54,7 +54,8 @@ _KNOBS: dict[str, _Knob] = {
         "INPUT_FORMAT",
         str,
         "auto",
-        "auto (each line's format by its look), nmea, json, noaa (MarineCadastre CSV) or dma (aisdk CSV)",
+        "auto (each line's format by its look), nmea, json (every JSON dialect by its keys), aiscatcher, gpsd,"
+        " aisstream, gpsdio, noaa (MarineCadastre CSV) or dma (aisdk CSV)",
     ),
     "window_s": _Knob("--window", "WINDOW_SECONDS", int, 60, "tumbling window, seconds"),
     "slide_size_s": _Knob("--slide-size", "SLIDE_SIZE_SECONDS", int, 900, "sliding window size, seconds"),

@@ -128,7 +128,16 @@ class ParseLines(KeyedProcessFunction):
         self.tallies = _Tallies(
             runtime_context,
             self.emit_tallies,
-            ("lines", "skipped", "not_ais", "other_types", "no_time", "stamped_on_receipt", "fragments_joined"),
+            (
+                "lines",
+                "skipped",
+                "not_ais",
+                "other_types",
+                "no_time",
+                "stamped_on_receipt",
+                "time_disagreements",
+                "fragments_joined",
+            ),
         )
 
     def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[Any]:

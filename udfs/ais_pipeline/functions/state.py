@@ -50,15 +50,18 @@ class LaneGroups:
 
 
 class LaneCsv:
-    """The CSV file a lane is in the middle of (its header line and the line number reached), in
-    keyed value state (keyed by lane): a restored source goes on after the header it does not read
-    again, so the parser must know it. Written when it changed, once per batch of lines."""
+    """Where a lane's parser is between lines, in keyed value state (keyed by lane): the CSV file
+    it is in the middle of (its header line and the line number reached: a restored source goes on
+    after the header it does not read again, so the parser must know it), and a Gatehouse time
+    waiting for the AIS message after it. Written when it changed, once per batch of lines."""
 
     def __init__(self, ctx: RuntimeContext) -> None:
         row = Types.ROW_NAMED(["header", "line_number"], [Types.STRING(), Types.LONG()])
         self.state = ctx.get_state(ValueStateDescriptor("csv-file", row))
+        self.gatehouse_state = ctx.get_state(ValueStateDescriptor("gatehouse-time", Types.LONG()))
         self.loaded = False
         self.written: tuple[str, int] = ("", 0)
+        self.gatehouse_written = TIME_UNKNOWN
 
     def load(self, parser: LaneParser) -> None:
         """Once per operator instance, before its first batch: the parser as the state says."""
@@ -69,6 +72,9 @@ class LaneCsv:
         if row is not None:
             parser.restore_csv(row[0], row[1])
             self.written = (row[0], row[1])
+        gatehouse = self.gatehouse_state.value()
+        if gatehouse is not None:
+            parser.gatehouse = self.gatehouse_written = gatehouse
 
     def save(self, parser: LaneParser) -> None:
         current = parser.csv_state()
@@ -78,6 +84,12 @@ class LaneCsv:
             else:
                 self.state.clear()
             self.written = current
+        if parser.gatehouse != self.gatehouse_written:
+            if parser.gatehouse == TIME_UNKNOWN:
+                self.gatehouse_state.clear()
+            else:
+                self.gatehouse_state.update(parser.gatehouse)
+            self.gatehouse_written = parser.gatehouse
 
 
 class LaneGroup:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pyais.messages import MSG_CLASS, bit_vector
 
-from ais_pipeline.rules.records import POSITION_TYPES, Report
+from ais_pipeline.rules.records import POSITION_TYPES, STATIC_TYPES, Report
 
 SOG_NOT_AVAILABLE = 102.3
 _TYPE27_SOG_NOT_AVAILABLE = 63
@@ -84,9 +84,22 @@ def _position_from_json(report: Report) -> Position:
     )
 
 
+def _static_from_json(report: Report) -> Static:
+    """A decoded static report (a JSON dialect's type 5 or 24): its fields ride in ``static``."""
+    values: dict[str, object] = json.loads(report.static) if report.static else {}
+    if report.msg_type == 24:
+        part = values.get("partno")
+        kind = "24A" if part == 0 else "24B" if part == 1 else "24"  # gpsd merges both parts into one
+    else:
+        kind = str(report.msg_type)
+    return Static(report.mmsi, report.msg_type, report.ts, kind, values, report.receiver)
+
+
 def decode(report: Report) -> Position | Static:
     """Decode one report; raises :class:`DecodeError` when pyais cannot."""
     if not report.payload:
+        if report.msg_type in STATIC_TYPES:
+            return _static_from_json(report)
         return _position_from_json(report)
     try:
         bv = bit_vector(report.payload.encode("ascii"), report.fill)

@@ -200,7 +200,7 @@ class VesselLogic:
                 self._step(store, track, meta, report.mmsi)
                 track = store.track()
         outcome, pane = self._decide(store, report, watermark, meta)
-        if report.static and outcome.kind not in (DUPLICATE_EXACT, DEAD_LETTER):
+        if report.static and report.msg_type not in STATIC_TYPES and outcome.kind not in (DUPLICATE_EXACT, DEAD_LETTER):
             outcome.row_static = self._row_static(store, report)
         category = None
         if outcome.kind == KEPT_STATIC and outcome.static is not None:

@@ -16,27 +16,41 @@ pending groups are kept (:class:`GroupStores`) and in the clock they pass for de
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ais_pipeline.rules.csv_rows import CSV_FORMATS, Layout, layout_of_header, parse_row
+from ais_pipeline.rules.json_lines import JSON_DIALECTS, parse_json
 from ais_pipeline.rules.multipart import DictGroupStore, GroupStore, MultipartAssembler
 from ais_pipeline.rules.parse import (
+    NOT_AIS,
     SKIPPED,
     DeadLetter,
     Parsed,
     Skipped,
     event_time,
-    parse_json,
-    parse_line,
     parse_nmea,
     route_line,
     text_problem,
 )
+from ais_pipeline.rules.prefixes import gatehouse_time
 from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report
 
 AUTO = "auto"
-INPUT_FORMATS = (AUTO, "nmea", "json", *CSV_FORMATS)
+NMEA = "nmea"
+JSON = "json"
+INPUT_FORMATS = (AUTO, NMEA, JSON, *JSON_DIALECTS, *CSV_FORMATS)
+
+
+def parse_line(line: str, input_format: str, notes: list[str] | None = None) -> Parsed:
+    """One line of NMEA or of a JSON dialect, without a lane's state (CSV rows need the header
+    before them, a Gatehouse time the sentence after it: see :class:`LaneParser`)."""
+    problem = text_problem(line)
+    if problem is not None:
+        return problem
+    if input_format == NMEA:
+        return parse_nmea(line, notes)
+    return parse_json(line, input_format)
 
 
 @dataclass(slots=True)
@@ -99,6 +113,8 @@ class LaneParser:
         self.layout: Layout | None = None
         self.header = ""
         self.line_number = 0
+        # A Gatehouse $PGHP sentence's time, until the AIS message after it takes it.
+        self.gatehouse = TIME_UNKNOWN
         self.max_clock_skew_ms = max_clock_skew_ms
         self.assembler = MultipartAssembler(multipart_timeout_ms)
         self.tallies: list[str] = []
@@ -127,10 +143,18 @@ class LaneParser:
 
     def parse(self, line: str) -> Parsed:
         """Classify one line in the lane's format. ``auto`` tells each line's format by its look:
-        NMEA (``!``, ``\\``, ``$``), JSON (``{``), a CSV archive's header (NOAA, DMA), then that
-        archive's rows until another header."""
+        NMEA (``!``, ``\\``, ``$``, a leading timestamp), JSON (``{``, its dialect by its keys), a
+        CSV archive's header (NOAA, DMA), then that archive's rows until another header."""
+        parsed = self._parse(line)
+        if self.gatehouse != TIME_UNKNOWN and isinstance(parsed, (Report, Fragment)):
+            parsed = self._gatehouse(parsed)
+        return parsed
+
+    def _parse(self, line: str) -> Parsed:
         fmt = self.input_format
-        if fmt in ("nmea", "json"):
+        if fmt == NMEA:
+            return self._nmea(line)
+        if fmt == JSON or fmt in JSON_DIALECTS:
             return parse_line(line, fmt)
         problem = text_problem(line)
         if problem is not None:
@@ -143,7 +167,7 @@ class LaneParser:
             self.line_number += 1
         text = line.strip()
         if fmt == AUTO and (not text or text[0] in "!\\$#" or self.layout is None):
-            return parse_json(line) if text.startswith("{") else parse_nmea(line)
+            return parse_json(line) if text.startswith("{") else self._nmea(line)
         if fmt == AUTO and text.startswith("{"):
             return parse_json(line)
         if not text:
@@ -152,9 +176,33 @@ class LaneParser:
             return DeadLetter(line.rstrip("\r\n"), "malformed", detail=f"a row before any {fmt} header line")
         return parse_row(line, self.layout, self.line_number)
 
+    def _nmea(self, line: str) -> Parsed:
+        problem = text_problem(line)
+        if problem is not None:
+            return problem
+        parsed = parse_nmea(line, self.tallies)
+        if parsed is NOT_AIS and line.lstrip().startswith("$PGHP,"):
+            ts = gatehouse_time(line.strip())
+            if ts is not None:
+                self.gatehouse = ts  # stamps the next AIS message; a later one replaces it
+        return parsed
+
+    def _gatehouse(self, parsed: Report | Fragment) -> Parsed:
+        """A Gatehouse time stamps the next AIS message (its first sentence) that has no time of its
+        own, and is used up by it."""
+        if isinstance(parsed, Fragment):
+            if parsed.frag_num != 1:
+                return parsed
+            stamped: Parsed = parsed if parsed.has_time else replace(parsed, ts=self.gatehouse, has_time=True)
+        else:
+            stamped = parsed if parsed.ts != TIME_UNKNOWN else replace(parsed, ts=self.gatehouse)
+        self.gatehouse = TIME_UNKNOWN
+        return stamped
+
     def csv_state(self) -> tuple[str, int]:
         """What a restored parser needs of the CSV file being read: its header line and the line
-        number reached ("" and 0 outside a CSV file)."""
+        number reached ("" and 0 outside a CSV file). (And ``gatehouse``: a Gatehouse time
+        waiting for its AIS message, TIME_UNKNOWN for none.)"""
         return self.header, self.line_number
 
     def restore_csv(self, header: str, line_number: int) -> None:

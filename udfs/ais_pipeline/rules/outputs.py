@@ -34,6 +34,7 @@ SUMMARY_COUNTS = (
     "fragments_joined",
     "no_time",
     "stamped_on_receipt",
+    "time_disagreements",
     "late",
     "static_from_rows",
 )
@@ -232,10 +233,10 @@ def duplicate_ratio(positions_kept: int, duplicates_exact: int, duplicates_near:
     return round(dropped / total, 4) if total else 0.0
 
 
-# Every figure but the total, ``no_time`` and ``stamped_on_receipt`` (those lines are counted again
-# where they end up), plus the lines of the dead letters.
+# Every figure but the total, ``no_time``, ``stamped_on_receipt`` and ``time_disagreements`` (those
+# lines are counted again where they end up), plus the lines of the dead letters.
 # ``static_from_rows`` counts the static records made beside an archive row's position: not a line.
-NOT_LINES = ("lines", "no_time", "stamped_on_receipt", "static_from_rows")
+NOT_LINES = ("lines", "no_time", "stamped_on_receipt", "time_disagreements", "static_from_rows")
 LINE_BUCKETS = (*(k for k in SUMMARY_COUNTS if k not in NOT_LINES), "dead_letter_lines")
 
 
@@ -264,6 +265,11 @@ def format_summary(summary: dict[str, object]) -> str:
         *(
             [f"stamped on receipt  {summary['stamped_on_receipt']} (timed by ingestion: relay or live input)"]
             if summary.get("stamped_on_receipt")
+            else []
+        ),
+        *(
+            [f"time disagreements  {summary['time_disagreements']} (a leading timestamp 1 s or more from c:; c: used)"]
+            if summary.get("time_disagreements")
             else []
         ),
         f"late (all windows)  {summary['late']}",

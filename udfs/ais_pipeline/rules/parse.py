@@ -1,19 +1,20 @@
 """Input lines to typed records, in plain Python (no JVM): NMEA 0183 AIS sentences with optional
-IEC 61162-450 tag blocks, and JSON objects.
+IEC 61162-450 tag blocks, the US Coast Guard's fields or a logger's leading timestamp.
 
-``parse_line`` classifies every line exactly once: skipped (blank or comment), not AIS, another
+``parse_nmea`` classifies every line exactly once: skipped (blank or comment), not AIS, another
 message type, a dead letter with a reason, a single-sentence :class:`Report`, or a
-:class:`Fragment` of a multipart message. Only the sentence checksum is enforced; the tag-block
-checksum is not, since real feeds often write ``*00``.
+:class:`Fragment` of a multipart message (JSON lines: :mod:`ais_pipeline.rules.json_lines`).
+Only the sentence checksum is enforced; the tag-block checksum is not, since real feeds often
+write ``*00``.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from ais_pipeline.rules.prefixes import PREFIXED, NotATime, leading_time
 from ais_pipeline.rules.records import POSITION_TYPES, STATIC_TYPES, TIME_UNKNOWN, Fragment, Report
 
 
@@ -38,6 +39,8 @@ SKIPPED = Skipped("skipped")
 NOT_AIS = Skipped("not_ais")
 OTHER_TYPE = Skipped("other_types")
 
+TIME_DISAGREEMENTS = "time_disagreements"  # a line whose leading timestamp and c: differ
+TIME_AGREEMENT_MS = 1000  # ... by a second or more
 _MS_THRESHOLD = 10**12  # a tag-block time of 10^12 or more is milliseconds
 MAX_LINE_CHARS = 4096  # longer lines are dead-lettered before any parsing
 _MAX_PAYLOAD_CHARS = 200
@@ -90,8 +93,9 @@ def nmea_checksum(body: str) -> int:
     return value
 
 
-def parse_nmea(line: str) -> Parsed:
-    """Classify one NMEA line. Event time is not decided here: see :func:`event_time`."""
+def parse_nmea(line: str, notes: list[str] | None = None) -> Parsed:
+    """Classify one NMEA line. Event time is not decided here: see :func:`event_time`. A line's
+    figures beside its outcome (``time_disagreements``) are appended to ``notes``."""
     text = line.strip()
     if not text or text.startswith("#"):
         return SKIPPED
@@ -100,6 +104,14 @@ def parse_nmea(line: str) -> Parsed:
     receiver = ""
     group = ""
     ts: int | None = None
+    logged: int | None = None  # a logger's leading timestamp (ais_pipeline.rules.prefixes)
+    if "0" <= text[0] <= "9" or text[0] == "[":
+        try:
+            prefixed = leading_time(text)
+        except NotATime as exc:
+            return DeadLetter(line.rstrip("\r\n"), "malformed", detail=f"{PREFIXED}: {exc}")
+        if prefixed is not None:
+            logged, text = prefixed
     if text.startswith("\\"):
         end = text.find("\\", 1)
         if end < 0:
@@ -121,6 +133,13 @@ def parse_nmea(line: str) -> Parsed:
                 receiver = value
             elif key == "g":
                 group = value
+        if logged is None and text and "0" <= text[0] <= "9":  # a tag block before the logger's time
+            try:
+                prefixed = leading_time(text)
+            except NotATime as exc:
+                return DeadLetter(line.rstrip("\r\n"), "malformed", receiver, f"{PREFIXED}: {exc}")
+            if prefixed is not None:
+                logged, text = prefixed
     if not text.startswith("!"):
         if text.startswith("$") or text.startswith("\\"):
             return NOT_AIS
@@ -143,6 +162,11 @@ def parse_nmea(line: str) -> Parsed:
         receiver = receiver or station
         if ts is None and received is not None:
             ts = received
+    if logged is not None:  # the sentence's own time (c:, NAIS) wins; a disagreement is counted
+        if ts is None:
+            ts = logged
+        elif abs(ts - logged) >= TIME_AGREEMENT_MS and notes is not None:
+            notes.append(TIME_DISAGREEMENTS)
     parts = body.split(",")
     if len(parts) != 7:
         return DeadLetter(line, "malformed", receiver, f"{len(parts)} fields, expected 7")
@@ -218,7 +242,7 @@ def report_from_payload(payload: str, fill: int, receiver: str, ts: int, raw: st
     )
 
 
-def _parse_timestamp(value: object) -> int | None:
+def parse_timestamp(value: object) -> int | None:
     """ISO 8601, or epoch seconds, or epoch milliseconds (10^12 or more) as epoch ms."""
     if isinstance(value, bool):
         return None
@@ -229,7 +253,7 @@ def _parse_timestamp(value: object) -> int | None:
     if isinstance(value, str):
         text = value.strip()
         try:
-            return _parse_timestamp(float(text))
+            return parse_timestamp(float(text))
         except ValueError:
             pass
         if text.endswith("Z") or text.endswith("z"):
@@ -242,77 +266,6 @@ def _parse_timestamp(value: object) -> int | None:
             dt = dt.replace(tzinfo=UTC)
         return round(dt.timestamp() * 1000)
     return None
-
-
-def _number(obj: dict[str, object], key: str) -> float | None:
-    value = obj.get(key)
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, str):
-        try:
-            f = float(value)
-        except ValueError:
-            return None
-        return f if math.isfinite(f) else None
-    return None
-
-
-def _rounded(value: float | None) -> str:
-    return "-" if value is None else str(round(value, 5))
-
-
-def parse_json(line: str) -> Parsed:
-    """Classify one JSON line: a decoded position with ``mmsi``, ``timestamp``, ``lat``, ``lon``."""
-    text = line.strip()
-    if not text or text.startswith("#"):
-        return SKIPPED
-    raw = line.rstrip("\r\n")
-    if len(text) > MAX_LINE_CHARS:
-        return DeadLetter(raw[:MAX_LINE_CHARS], "bad_json", detail=f"line longer than {MAX_LINE_CHARS} characters")
-    try:
-        obj = json.loads(text)
-    except ValueError as exc:
-        return DeadLetter(raw, "bad_json", detail=str(exc))
-    if not isinstance(obj, dict):
-        return DeadLetter(raw, "bad_json", detail="not a JSON object")
-    receiver = str(obj.get("rx_id") or "")
-    if "\x1f" in receiver or "\x00" in receiver:
-        return DeadLetter(raw, "malformed", detail="rx_id holds control characters")
-    mmsi = obj.get("mmsi")
-    if isinstance(mmsi, str) and mmsi.isdigit():
-        mmsi = int(mmsi)
-    if not isinstance(mmsi, int) or isinstance(mmsi, bool) or not 0 <= mmsi <= 999_999_999:
-        return DeadLetter(raw, "malformed", receiver, "mmsi missing or not a 9-digit number")
-    ts = _parse_timestamp(obj.get("timestamp"))
-    if ts is None:
-        return DeadLetter(raw, "malformed", receiver, "timestamp missing or not ISO 8601 / epoch")
-    lat, lon = _number(obj, "lat"), _number(obj, "lon")
-    if (lat is None and obj.get("lat") is not None) or (lon is None and obj.get("lon") is not None):
-        return DeadLetter(raw, "malformed", receiver, "lat or lon is not a number")
-    # A null or missing lat/lon is a report without a fix: counted as no_position downstream.
-    msg_type = obj.get("msg_type", 1)
-    if not isinstance(msg_type, int) or isinstance(msg_type, bool):
-        return DeadLetter(raw, "malformed", receiver, "msg_type is not an integer")
-    if msg_type not in POSITION_TYPES:
-        return OTHER_TYPE
-    heading = _number(obj, "heading")
-    return Report(
-        mmsi=mmsi,
-        ts=ts,
-        msg_type=msg_type,
-        identity=f"{mmsi}|{ts}|{_rounded(lat)}|{_rounded(lon)}",
-        payload="",
-        fill=0,
-        receiver=receiver,
-        raw=raw,
-        lat=lat,
-        lon=lon,
-        sog=_number(obj, "sog"),
-        cog=_number(obj, "cog"),
-        heading=None if heading is None else int(heading),
-    )
 
 
 # The line the job's file source reads in place of a corrupt or truncated archive (a compressed
@@ -332,15 +285,6 @@ def text_problem(line: str) -> DeadLetter | None:
     if "\ufffd" in line or "\x00" in line or "\x1f" in line:
         return DeadLetter(line[:MAX_LINE_CHARS], "not_text", detail="bytes that are not UTF-8 text")
     return None
-
-
-def parse_line(line: str, input_format: str) -> Parsed:
-    """One line of NMEA or JSON (the CSV archives need the header before their rows: see
-    :class:`ais_pipeline.rules.lane.LaneParser`)."""
-    problem = text_problem(line)
-    if problem is not None:
-        return problem
-    return parse_json(line) if input_format == "json" else parse_nmea(line)
 
 
 def event_time(parsed: Parsed, now_ms: int, max_clock_skew_ms: int) -> int:

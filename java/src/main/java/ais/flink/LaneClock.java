@@ -78,6 +78,16 @@ final class LaneClock implements WatermarkGenerator<String> {
         if (line.startsWith("!") || line.startsWith("$") || line.startsWith("{") || line.startsWith("#")) {
             return "";
         }
+        long logged = leadingEpoch(line);
+        if (logged != ReceiverClocks.TIME_UNKNOWN) {
+            int bang = line.indexOf('!');
+            int tag = line.indexOf('\\');
+            String receiver = tag > 0 && (bang < 0 || tag < bang) ? tagBlock(line.substring(tag), time) : "";
+            if (time[0] == ReceiverClocks.TIME_UNKNOWN) {
+                time[0] = logged;
+            }
+            return receiver;
+        }
         int start = 0;
         for (int field = 0; field < 3 && start < line.length(); field++) {
             int end = line.indexOf(',', start);
@@ -120,6 +130,33 @@ final class LaneClock implements WatermarkGenerator<String> {
             start = fieldEnd + 1;
         }
         return receiver;
+    }
+
+    /**
+     * A logger's leading epoch time (``1550303566167726840 !AIVDM,...``: seconds, ms, us or ns by
+     * the number of digits, as {@code ais_pipeline.rules.prefixes} reads it) before a sentence or
+     * a tag block, or TIME_UNKNOWN.
+     */
+    static long leadingEpoch(String line) {
+        int i = 0;
+        long v = 0;
+        while (i < line.length() && i < 21 && line.charAt(i) >= '0' && line.charAt(i) <= '9') {
+            v = v * 10 + (line.charAt(i) - '0');
+            i++;
+        }
+        int digits = i;
+        while (i < line.length() && line.charAt(i) != '!' && line.charAt(i) != '\\') {
+            char c = line.charAt(i);
+            if (c != '.' && c != ' ' && c != '\t' && c != ',' && c != ';' && (c < '0' || c > '9')) {
+                return ReceiverClocks.TIME_UNKNOWN;
+            }
+            i++;
+        }
+        if (digits == 0 || digits > 19 || i == line.length() || i == digits) {
+            return ReceiverClocks.TIME_UNKNOWN;
+        }
+        long ms = digits <= 11 ? v * 1000 : digits <= 14 ? v : digits <= 17 ? v / 1000 : v / 1_000_000;
+        return ms >= 631_152_000_000L && ms < 4_102_444_800_000L ? ms : ReceiverClocks.TIME_UNKNOWN;
     }
 
     /** Digits as epoch seconds, or milliseconds from 10^12 on (as the parser reads {@code c:}). */

@@ -45,6 +45,16 @@ class LaneClockTest {
     }
 
     @Test
+    void aLoggersLeadingTimeIsReadAndATagBlocksTimeWinsOverIt() {
+        // go-ais test data (BertoldVdb/go-ais, aisnmea/testdata/aistest.nmea): unix nanoseconds.
+        String goais = "1550303566167726840 !AIVDM,1,1,,B,10bb7q@P0lPGHlVMhbl0Qgw>2>`<,0*7F";
+        assertEquals(1_550_303_566_167L, time(goais, "")[0]);
+        assertEquals(1_550_303_566_000L, time("1550303566;!AIVDM,1,1,,B,1,0*00", "")[0]);
+        assertEquals(1_550_303_000_000L, time("1550303566167 \\s:r9,c:1550303000*00\\!AIVDM,1,1,,B,1,0*00", "r9")[0]);
+        assertEquals(UNKNOWN, time("42 !AIVDM,1,1,,B,1,0*00", "")[0]);
+    }
+
+    @Test
     void linesWithoutATimeLeaveItUnknown() {
         for (String line : new String[] {
             "!AIVDM,1,1,,A,15M67FC000G?ufbE`FepT@3n00Sa,0*5C",

@@ -12,6 +12,7 @@ dead letters out (JSON Lines files, or Kafka topics; PostgreSQL tables too with 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -19,7 +20,7 @@ from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline import postgres
 from ais_pipeline.config import PipelineConfig, parse_config, submitted_by_flink_cli
-from ais_pipeline.errors import guarded
+from ais_pipeline.errors import StoppedBeforeStart, guarded
 from ais_pipeline.pipeline import kafka, sinks, sources, webui
 from ais_pipeline.pipeline.environment import local_environment
 from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, submit_kafka
@@ -94,6 +95,10 @@ def main(argv: Sequence[str]) -> int:
     # PyFlink's Cython check) only from WARNING up.
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     log.setLevel(logging.INFO)
+    # SIGTERM (a service manager, kill) and SIGHUP (the terminal closed) stop the run as Ctrl-C
+    # does, from its first step on: a cluster of its own, half started, is stopped too.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.default_int_handler)
     config = prepared(argv)
     webui.announce(config)
     try:
@@ -116,6 +121,9 @@ def main(argv: Sequence[str]) -> int:
                     "input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed"
                 )
             outcome = file_job(config)
+    except StoppedBeforeStart:
+        print("ais-pipeline: stopped before the job started", file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
         print("ais-pipeline: stopped (the job was cancelled before it drained: no summary)", file=sys.stderr)
         return 130

@@ -21,8 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from ais_pipeline.config import SAMPLE_INPUT
+from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
+from ais_pipeline.errors import JobFailed
+from ais_pipeline.pipeline.environment import flink_settings
 from ais_pipeline.pipeline.ports import unused_port
+from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster, sweep_stale_scratch
 from tests.support.jobs import ROOT, SAMPLE_SUMMARY, assert_same_outputs, run_oracle
 from tests.support.web import settled, web_ui_view
 
@@ -123,3 +126,124 @@ def test_taskmanagers_run_the_job_on_one_slot_processes_that_drain_on_a_signal_a
         assert scratch is not None and not Path(scratch.group(0)).exists(), arg
     with pytest.raises(OSError):
         get(port, "/overview")
+
+
+def start_run(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[bytes], int]:
+    """A --follow run of the bundled sample on a cluster of its own (one TaskManager), in a session
+    of its own: signals go to the run's process alone, as `kill` sends them."""
+    watched = tmp_path / "in"
+    watched.mkdir(exist_ok=True)
+    shutil.copy(SAMPLE_INPUT, watched / SAMPLE_INPUT.name)
+    port = unused_port()
+    cmd = [sys.executable, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(watched), "--output"]
+    cmd += [str(tmp_path / "out"), "--follow", "--taskmanagers", "1", "--web-ui-port", str(port), *flags]
+    log = (tmp_path / "job.log").open("w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    return proc, port
+
+
+def wait_until(check, timeout_s: float = 180) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def job_running(port: int) -> bool:
+    try:
+        return any(j["state"] == "RUNNING" for j in get(port, "/jobs/overview")["jobs"])  # type: ignore[attr-defined]
+    except (OSError, ValueError):
+        return False
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["SIGTERM while the cluster starts", "SIGHUP while the job runs", "SIGINT twice: while it drains", "SIGKILL"],
+)
+def test_a_run_stopped_at_any_moment_leaves_no_daemon_and_no_folder(how: str, tmp_path: Path):
+    before = set(cluster_daemons())
+    proc, port = start_run(tmp_path)
+    mine: dict[int, str] = {}
+    working: list[str] = []
+
+    def daemons() -> dict[int, str]:
+        mine.update({pid: arg for pid, arg in cluster_daemons().items() if pid not in before})
+        return mine
+
+    try:
+        if how.startswith("SIGTERM"):
+            assert wait_until(lambda: bool(daemons())), "no daemon started"
+            proc.send_signal(signal.SIGTERM)
+        else:
+            assert wait_until(lambda: job_running(port)), (tmp_path / "job.log").read_text()[-3000:]
+            for arg in daemons().values():
+                folder = re.search(r"/\S*?/ais-cluster-[^/]+", arg)
+                if folder is not None and (Path(folder.group(0)) / "tmp").is_dir():
+                    working.extend(p.name for p in (Path(folder.group(0)) / "tmp").iterdir())
+            if how.startswith("SIGHUP"):
+                proc.send_signal(signal.SIGHUP)
+            elif how.startswith("SIGINT"):
+                proc.send_signal(signal.SIGINT)
+                time.sleep(1.0)
+                proc.send_signal(signal.SIGINT)
+            else:
+                proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    printed = (tmp_path / "job.log").read_text()
+    assert mine, printed[-3000:]
+    # The daemons go with the run, however it ended (SIGKILL: by the kernel's parent-death signal).
+    assert wait_until(lambda: not set(mine) & set(cluster_daemons()), 60), printed[-3000:]
+    scratch = {re.search(r"/\S*?/ais-cluster-[^/]+", arg).group(0) for arg in mine.values()}  # type: ignore[union-attr]
+    if how == "SIGKILL":
+        assert proc.returncode == -signal.SIGKILL
+        sweep_stale_scratch()  # what the next run does first
+    else:
+        # 0: drained (a --follow run ends so); 130: cancelled; a second SIGINT that comes while the
+        # process exits ends it by the signal.
+        assert proc.returncode in (0, 130, -signal.SIGINT), printed[-3000:]
+        if how.startswith("SIGTERM"):
+            assert "stopped before the job started" in printed
+    assert not any(Path(s).exists() for s in scratch), scratch
+    if working:  # Flink's working folders were in the cluster's folder, not the system's /tmp
+        assert all(any(n.startswith(kind) for n in working) for kind in ("jm_", "tm_", "flink-io-")), working
+
+
+def cluster_settings_on_a_free_port() -> dict[str, str]:
+    settings = dict(flink_settings(PipelineConfig(input_path=SAMPLE_INPUT)))
+    settings["rest.port"] = settings["rest.bind-port"] = str(unused_port())
+    return settings
+
+
+def test_a_run_does_not_take_another_runs_cluster_on_its_port_for_its_own():
+    settings = cluster_settings_on_a_free_port()
+    first = TaskManagerCluster(settings, PipelineConfig(input_path=SAMPLE_INPUT).flink_conf_dir, 1)
+    try:
+        with pytest.raises(JobFailed, match=r"^the local cluster did not start: the JobManager exited with code"):
+            TaskManagerCluster(settings, PipelineConfig(input_path=SAMPLE_INPUT).flink_conf_dir, 1)
+    finally:
+        first.close()
+
+
+def test_a_daemon_that_fails_before_its_jvm_starts_is_named_with_its_exit_code(caplog):
+    settings = cluster_settings_on_a_free_port()
+    settings["env.java.opts.jobmanager"] = "-javaagent:/nonexistent/agent-of-this-test.jar"
+    with pytest.raises(JobFailed, match=r"^the local cluster did not start: the JobManager exited with code 1$"):
+        TaskManagerCluster(settings, PipelineConfig(input_path=SAMPLE_INPUT).flink_conf_dir, 1)
+    assert "agent-of-this-test.jar" in caplog.text  # what it wrote to its console before it could log
+
+
+def test_print_all_prints_what_the_taskmanagers_printed(fixtures: Path, tmp_path: Path):
+    cmd = [sys.executable, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(fixtures / "aisnet__Ais1000Lines.nm4")]
+    cmd += ["--print-all", "--taskmanagers", "1", "--web-ui-port", "0", "--no-wait"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    printed = [line for line in proc.stdout.splitlines() if line.startswith("positions>")]
+    assert len(printed) == 743
+    assert json.loads(printed[0].partition("> ")[2])["mmsi"] > 0

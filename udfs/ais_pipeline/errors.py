@@ -24,6 +24,11 @@ class JobFailed(UserError):
     """The job failed while it ran; the message is the innermost cause, in one line."""
 
 
+class StoppedBeforeStart(KeyboardInterrupt):
+    """The user stopped the run (Ctrl-C, SIGTERM, SIGHUP) while its cluster was starting: no job
+    ran, and nothing of it is left behind."""
+
+
 def guarded(command: Callable[[Sequence[str]], int], argv: Sequence[str]) -> int:
     """Run one command of the CLI: a :class:`UserError` is printed in one line (exit 2), a
     Ctrl-C that reached this far ends quietly (exit 130)."""

@@ -27,6 +27,7 @@ from ais_pipeline import files, postgres
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.pipeline.environment import kept_cluster_environment, local_environment, taskmanagers_environment
 from ais_pipeline.pipeline.execution import LocalJob, Stopped, execute
+from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
 from ais_pipeline.pipeline.webui import Cluster, keeps_web_ui
 from ais_pipeline.rules.outputs import OUTPUTS
 
@@ -95,9 +96,11 @@ class FileRun:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        if self.cluster is not None and (kind is not None or not self.keeps_web_ui):
-            self.cluster.close()
+        try:
+            if self.cluster is not None and (kind is not None or not self.keeps_web_ui):
+                self.cluster.close()
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     @property
     def prints_every_record(self) -> bool:
@@ -135,6 +138,8 @@ class FileRun:
             (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         elif not config.print_all and not self.kafka:
             outcome.sample = sample_of(self.output_dir)
+        elif self.prints_every_record and isinstance(self.cluster, TaskManagerCluster):
+            outcome.sample = self.cluster.printed()  # its TaskManagers printed them into their logs
         return outcome
 
 

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pyflink.common import Types
+
 from ais_pipeline import postgres
 from ais_pipeline.config import PipelineConfig, add_arguments, from_args
 from ais_pipeline.errors import ConfigError, guarded
@@ -24,7 +26,7 @@ from ais_pipeline.pipeline import sinks
 from ais_pipeline.pipeline.environment import local_environment
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.pipeline.runs import RunRecord
-from ais_pipeline.rules.outputs import OUTPUTS
+from ais_pipeline.rules.outputs import OUTPUTS, with_window_key
 
 log = logging.getLogger("ais_pipeline")
 
@@ -41,6 +43,13 @@ def load_job(directory: Path, config: PipelineConfig) -> dict[str, object] | Non
     }
     if not streams:
         raise ConfigError(f"{directory}: no output directories ({', '.join(OUTPUTS)}) to load")
+    if "aggregates" in streams:  # files of earlier versions: their windows' key completed
+        slide_s = config.slide_s
+        streams["aggregates"] = (
+            streams["aggregates"]
+            .map(lambda line: with_window_key(line, slide_s), output_type=Types.STRING())
+            .name("aggregate with its window's key")
+        )
     sinks.postgres_sinks(env, streams, config)
     summary_file = directory / "summary.json"
     summary = json.loads(summary_file.read_text()) if summary_file.is_file() else None

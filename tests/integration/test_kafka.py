@@ -73,7 +73,8 @@ def test_bounded_kafka_run_on_the_cluster_equals_the_file_run(cluster: str, kafk
     highest: dict[str | None, int] = {}
     for key, value in got["aggregates"]:
         agg = json.loads(value)
-        assert key == f"{agg['window']}|{agg['cell']}|{agg['window_start']}"
+        window = f"{agg['window']}|{agg['window_seconds']}|{agg['slide_seconds']}|{agg['precision']}"
+        assert key == f"{window}|{agg['cell']}|{agg['window_start']}"
         last[key] = agg["revision"]
         highest[key] = max(highest.get(key, 0), agg["revision"])
     assert last == highest  # the record a compacted topic keeps is the final aggregate

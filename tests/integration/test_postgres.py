@@ -167,6 +167,9 @@ def in_box_of_files(directory: Path) -> tuple[int, list[str], float]:
 def aggregate(revision: int, reports: int) -> dict[str, Any]:
     return {
         "window": "tumbling",
+        "window_seconds": 60,
+        "slide_seconds": 60,
+        "precision": 6,
         "cell": "u4pruy",
         "window_start": "2022-11-10T02:00:00.000Z",
         "window_end": "2022-11-10T02:01:00.000Z",
@@ -195,6 +198,10 @@ def test_a_later_firing_replaces_an_aggregate_row_and_an_older_revision_never_do
 ):
     target = postgres_server.create_database("revisions")
     load(postgres_server, "revisions", tmp_path / "a", [aggregate(0, 3)])
+    assert postgres.read_outputs(target, ("aggregates",))["aggregates"] == [aggregate(0, 3)]
+    # A file of an earlier version (no window size, slide or precision) loads as one of this one.
+    earlier = {k: v for k, v in aggregate(0, 3).items() if k not in ("window_seconds", "slide_seconds", "precision")}
+    load(postgres_server, "revisions", tmp_path / "a0", [earlier])
     assert postgres.read_outputs(target, ("aggregates",))["aggregates"] == [aggregate(0, 3)]
     # A late report fired the window again: revision 1 replaces the row.
     load(postgres_server, "revisions", tmp_path / "b", [aggregate(1, 4)])
@@ -231,8 +238,85 @@ def test_an_aggregates_table_made_before_vessel_hours_gets_their_columns_and_kee
             "SELECT reports, vessel_hours, by_type, ST_Within(cell_geom, ST_MakeEnvelope(10, 57, 11, 58, 4326))"
             " FROM ais_aggregates"
         ).fetchone()
-    assert [c for (c,) in columns][-3:] == ["vessel_hours", "by_type", "cell_geom"]
+    assert [c for (c,) in columns][-6:] == [
+        "vessel_hours", "by_type", "window_seconds", "slide_seconds", "geohash_precision", "cell_geom"
+    ]  # fmt: skip
     assert row == (3, None, None, True)  # u4pruy: the Skagerrak, 57.6 N 10.4 E
+
+
+def primary_key(conn: Any) -> list[str]:
+    (key,) = conn.execute(
+        "SELECT array_agg(a.attname::text ORDER BY k.n) FROM pg_index i"
+        " CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)"
+        " JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
+        " WHERE i.indrelid = 'ais_aggregates'::regclass AND i.indisprimary"
+    ).fetchone()
+    return list(key)
+
+
+def test_an_aggregates_table_keyed_without_the_window_size_gets_the_windows_key_from_its_rows(
+    postgres_server: PostgresServer,
+):
+    # As the previous version made it (with PostGIS): keyed on (window_kind, cell, window_start).
+    target = postgres_server.create_database("before_window_key")
+    with postgres.connect(target) as conn:
+        conn.execute(
+            "CREATE TABLE ais_aggregates (window_kind text NOT NULL, cell text NOT NULL,"
+            " window_start timestamptz NOT NULL, window_end timestamptz NOT NULL, reports integer NOT NULL,"
+            " vessels integer NOT NULL, avg_sog double precision, revision integer NOT NULL,"
+            " vessel_hours double precision, by_type jsonb, PRIMARY KEY (window_kind, cell, window_start))"
+        )
+        conn.execute(
+            "ALTER TABLE ais_aggregates ADD COLUMN cell_geom geometry(Polygon, 4326)"
+            " GENERATED ALWAYS AS (ST_GeomFromGeoHash(cell)) STORED"
+        )
+        for kind, start, end in [
+            ("tumbling", "2022-11-10T02:00:00Z", "2022-11-10T02:05:00Z"),
+            ("sliding", "2022-11-10T01:50:00Z", "2022-11-10T02:05:00Z"),
+            ("sliding", "2022-11-10T01:55:00Z", "2022-11-10T02:10:00Z"),
+        ]:
+            conn.execute(
+                "INSERT INTO ais_aggregates (window_kind, cell, window_start, window_end, reports, vessels, revision)"
+                " VALUES (%s, 'u4pruy', %s, %s, 3, 1, 0)",
+                (kind, start, end),
+            )
+    postgres.prepare(target)
+    postgres.prepare(target)  # a second start changes nothing
+    with postgres.connect(target) as conn:
+        rows = conn.execute(
+            "SELECT window_kind, window_seconds, slide_seconds, geohash_precision, cell_geom IS NOT NULL"
+            " FROM ais_aggregates ORDER BY window_kind, window_start"
+        ).fetchall()
+        key = primary_key(conn)
+    # The size from start and end, the slide from the steps between the sliding windows' starts.
+    assert rows == [("sliding", 900, 300, 6, True), ("sliding", 900, 300, 6, True), ("tumbling", 300, 300, 6, True)]
+    assert key == ["window_kind", "window_seconds", "slide_seconds", "geohash_precision", "cell", "window_start"]
+
+
+def test_runs_with_other_windows_into_one_database_keep_each_others_rows(
+    postgres_server: PostgresServer, fixtures: Path, tmp_path: Path
+):
+    target = postgres_server.create_database("two_windows")
+    env = dict(os.environ, PGPASSWORD=postgres_server.password)
+    finals = {}
+    for window in ("60", "300"):
+        out = tmp_path / window
+        done = cli(
+            "run", "--input", str(fixtures / "aisnet__Ais1000Lines.nm4"), "--output", str(out), "--window", window,
+            "--web-ui-port", "0", "--postgres", postgres_server.url("two_windows"), env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        finals[window] = final_aggregates(read_jsonl(out / "aggregates"))
+    stored = postgres.read_outputs(target, ("aggregates",))["aggregates"]
+    by_size: dict[int, int] = {}
+    for a in stored:
+        if a["window"] == "tumbling":
+            by_size[int(a["window_seconds"])] = by_size.get(int(a["window_seconds"]), 0) + 1  # type: ignore[call-overload]
+    tumbling = {w: sum(1 for (kind, _, _) in f if kind == "tumbling") for w, f in finals.items()}
+    assert by_size == {60: tumbling["60"], 300: tumbling["300"]}
+    # Both runs' sliding windows (900 s every 60 s) are the same windows: one row each.
+    sliding = [a for a in stored if a["window"] == "sliding"]
+    assert len(sliding) == sum(1 for (kind, _, _) in finals["60"] if kind == "sliding")
 
 
 def test_a_dead_letter_with_a_nul_is_stored_with_a_replacement_character(postgres_server: PostgresServer, tmp_path):

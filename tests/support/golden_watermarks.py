@@ -24,7 +24,12 @@ GOLDEN = Path(__file__).parents[1] / "golden" / "watermarks.json"
 def run_case(case: dict[str, Any]) -> list[list[Any]]:
     s = case["spec"]
     clocks = ReceiverWatermarks(
-        s["out_of_orderness_ms"], s["idle_timeout_ms"], s["max_clock_skew_ms"], s["consensus_lines"], s["warm_up_lines"]
+        s["out_of_orderness_ms"],
+        s["idle_timeout_ms"],
+        s["max_clock_skew_ms"],
+        s["consensus_lines"],
+        s["warm_up_lines"],
+        s["jump_lines"],
     )
     out: list[list[Any]] = []
     for source, ts in case["lines"]:

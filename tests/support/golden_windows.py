@@ -5,7 +5,7 @@ watermark) or a watermark (every cell timer at or below it fires, oldest first, 
 event-time timers). Each step lists the aggregates it emits. The same file is run against the
 Java operator (``java/src/test/java/ais/flink/CellWindowsTest.java``), so the two cannot drift.
 
-    python -m tests.golden_windows --write    # rewrite the expected outputs from the reference
+    python -m tests.support.golden_windows --write    # rewrite the expected outputs from the reference
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def run_case(case: dict[str, Any]) -> list[list[dict[str, Any]]]:
         if "contribution" in step:
             v = VesselPane(**step["contribution"])
             store = cells.setdefault(v.cell, DictCellStore())
-            out = [json.loads(aggregate_json(a)) for a in windows.on_contribution(store, v, watermark)]
+            out = [json.loads(aggregate_json(a, s["slide_ms"])) for a in windows.on_contribution(store, v, watermark)]
             collect(v.cell, store)
         else:
             watermark = max(watermark, step["watermark"])
@@ -54,7 +54,7 @@ def run_case(case: dict[str, Any]) -> list[list[dict[str, Any]]]:
                 ts, cell = heapq.heappop(heap)
                 queued.discard((ts, cell))
                 store = cells[cell]
-                out.extend(json.loads(aggregate_json(a)) for a in windows.on_timer(store, cell, ts))
+                out.extend(json.loads(aggregate_json(a, s["slide_ms"])) for a in windows.on_timer(store, cell, ts))
                 collect(cell, store)
         emitted.append(out)
     leftover = {c: (st.panes(), st.revisions()) for c, st in cells.items() if st.panes() or st.revisions()}

@@ -195,7 +195,7 @@ def test_a_runs_own_cluster_has_one_slot_per_taskmanager_stays_closed_and_keeps_
     from ais_pipeline.resources import METRICS_JAR
 
     config = parse_config(["--taskmanagers", "2", "--parallelism", "2", "--web-ui-port", "8123"], environ={})
-    settings = cluster_settings(flink_settings(config), rpc_port=16123)
+    settings = cluster_settings(flink_settings(config), rpc_port=16123, tmp=Path("/tmp/c/tmp"), taskmanagers=2)
     assert settings["taskmanager.numberOfTaskSlots"] == "1"  # the mini-cluster's would be 2
     assert (settings["jobmanager.rpc.port"], settings["rest.port"], settings["rest.bind-port"]) == (
         "16123",
@@ -209,13 +209,14 @@ def test_a_runs_own_cluster_has_one_slot_per_taskmanager_stays_closed_and_keeps_
 
     prometheus = "/venv/pyflink/plugins/metrics-prometheus/flink-metrics-prometheus-2.3.0.jar"
     monkeypatch.setenv("HADOOP_CLASSPATH", os.pathsep.join(["/opt/hadoop.jar", prometheus, str(METRICS_JAR)]))
-    env = daemon_environment(Path("/tmp/c/conf"), Path("/tmp/c/log"))
+    env = daemon_environment(Path("/tmp/c/conf"), Path("/tmp/c/log"), Path("/tmp/c/lib"), Path("/tmp/c/plugins"))
     assert env["HADOOP_CLASSPATH"] == "/opt/hadoop.jar"
     assert (env["FLINK_CONF_DIR"], env["FLINK_LOG_DIR"], env["FLINK_PID_DIR"]) == (
         "/tmp/c/conf",
         "/tmp/c/log",
         "/tmp/c/log",
     )
+    assert (env["FLINK_LIB_DIR"], env["FLINK_PLUGINS_DIR"]) == ("/tmp/c/lib", "/tmp/c/plugins")
 
 
 def test_replay_tool_leaves_out_java_only_client_properties():

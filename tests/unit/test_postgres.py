@@ -11,6 +11,7 @@ import pytest
 from ais_pipeline import postgres
 from ais_pipeline.config import ConfigError, PipelineConfig, parse_config
 from ais_pipeline.files import read_lines
+from ais_pipeline.rules import outputs
 from ais_pipeline.rules.outputs import record_id
 from ais_pipeline.rules.plain import run_plain
 
@@ -60,16 +61,18 @@ def test_the_flags_and_environment_of_the_postgres_outputs():
         parse_config(["--postgres-batch-size", "0"], {})
 
 
-def test_each_table_merges_on_its_key_and_only_a_higher_revision_replaces_an_aggregate():
+def test_each_table_merges_on_its_key_and_only_a_newer_firing_of_the_same_window_replaces_an_aggregate():
     assert postgres.TABLES["dead_letter"].statement() == (
         "INSERT INTO ais_dead_letter AS t (id, reason, receiver, detail, raw)"
         " VALUES (?::uuid, ?::text, ?::text, ?::text, ?::text) ON CONFLICT (id) DO NOTHING"
     )
     assert postgres.TABLES["aggregates"].statement() == (
         "INSERT INTO ais_aggregates AS t (window_kind, cell, window_start, window_end, reports, vessels, avg_sog,"
-        " revision, vessel_hours, by_type) VALUES (?::text, ?::text, ?::timestamp with time zone,"
+        " revision, vessel_hours, by_type, window_seconds, slide_seconds, geohash_precision)"
+        " VALUES (?::text, ?::text, ?::timestamp with time zone,"
         " ?::timestamp with time zone, ?::integer, ?::integer, ?::double precision, ?::integer,"
-        " ?::double precision, ?::jsonb) ON CONFLICT (window_kind, cell, window_start)"
+        " ?::double precision, ?::jsonb, ?::integer, ?::integer, ?::smallint)"
+        " ON CONFLICT (window_kind, window_seconds, slide_seconds, geohash_precision, cell, window_start)"
         " DO UPDATE SET window_end = EXCLUDED.window_end, reports = EXCLUDED.reports, vessels = EXCLUDED.vessels,"
         " avg_sog = EXCLUDED.avg_sog, revision = EXCLUDED.revision, vessel_hours = EXCLUDED.vessel_hours,"
         " by_type = EXCLUDED.by_type"
@@ -132,3 +135,19 @@ def test_the_config_the_python_operators_pickle_holds_no_credentials():
 def test_a_password_only_in_the_url_is_flagged_for_a_warning():
     assert postgres.parse_url("postgresql://u:pw@h/d", environ={}).password_in_url
     assert not postgres.parse_url("postgresql://u@h/d", environ={"PGPASSWORD": "pw"}).password_in_url
+
+
+def test_an_aggregate_of_an_earlier_versions_files_gets_its_windows_key():
+    old = (
+        '{"window":"sliding","cell":"u4pruy","window_start":"2022-11-10T01:46:00.000Z",'
+        '"window_end":"2022-11-10T02:01:00.000Z","reports":3,"vessels":1,"avg_sog":10.5,"revision":0}'
+    )
+    assert outputs.with_window_key(old, 60) == (
+        '{"window":"sliding","window_seconds":900,"slide_seconds":60,"precision":6,"cell":"u4pruy",'
+        '"window_start":"2022-11-10T01:46:00.000Z","window_end":"2022-11-10T02:01:00.000Z","reports":3,'
+        '"vessels":1,"avg_sog":10.5,"revision":0}'
+    )
+    tumbling = old.replace("sliding", "tumbling").replace("01:46", "02:00")
+    assert '"window_seconds":60,"slide_seconds":60,"precision":6' in outputs.with_window_key(tumbling, 300)
+    current = outputs.with_window_key(old, 60)
+    assert outputs.with_window_key(current, 300) == current

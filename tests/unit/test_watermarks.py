@@ -81,23 +81,23 @@ def test_a_15_minute_pause_of_the_whole_feed_loses_nothing():
     paused, _ = run(receivers_feed(seconds=2100, pause=(600, 900)))
     assert paused.late == [] and paused.totals["late"] == 0
     assert kept_by(paused) == {"r1": 6 * (2100 - 900) // 10}
-    # After the pause, a jump of every clock and a stray line look the same until the consensus
-    # (the median of the last 256 lines) has followed: the first 129 lines after it move no
-    # clock, and are counted ahead of the current sources, 43 per receiver.
-    ahead = {"clock_ahead": 43, "clock_behind": 0, "late": 0, "future_timestamp": 0}
-    assert receivers(paused) == {"r1": ahead, "r2": ahead, "r3": ahead}
+    # After the pause, a jump of every clock and a stray line look the same until 32 lines after
+    # it have followed one another: those are held, then move the clocks, and are counted ahead of
+    # the current sources.
+    ahead = {"clock_ahead": 11, "clock_behind": 0, "late": 0, "future_timestamp": 0}
+    assert receivers(paused) == {"r1": ahead, "r2": ahead, "r3": ahead | {"clock_ahead": 10}}
 
 
-def test_one_receiver_with_gaps_the_watermark_follows_its_newest_report_once_the_consensus_has():
+def test_one_receiver_with_gaps_the_watermark_follows_its_newest_report_once_a_jump_is_confirmed():
     lines = receivers_feed(seconds=3000, receivers=("solo",), pause=(600, 900))
     lines = [line for i, line in enumerate(lines) if (i // 60) % 5 != 3]  # more gaps
     result, pipeline = run(lines)
     assert result.late == []
     newest = max(json.loads(p)["timestamp"] for p in result.positions)
     assert pipeline.clocks.watermark == outputs.parse_iso_ms(newest) - 10_000 - 1
-    # The lines after the 15-minute gap move no clock until the consensus has followed them (129
-    # of the last 256); the 2-minute gaps move it at once.
-    assert receivers(result) == {"solo": {"clock_ahead": 129, "clock_behind": 0, "late": 0, "future_timestamp": 0}}
+    # The lines after the 15-minute gap move no clock until 32 of them have followed one another;
+    # the 2-minute gaps move it at once.
+    assert receivers(result) == {"solo": {"clock_ahead": 32, "clock_behind": 0, "late": 0, "future_timestamp": 0}}
 
 
 def test_the_watermark_waits_for_the_warm_up_so_that_a_first_line_5_h_ahead_sets_nothing():

@@ -213,7 +213,8 @@ STARTING_OFFSETS = ("earliest", "latest", "committed")
 OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
     "positions": ("mmsi",),
     "static": ("mmsi", "msg_type", "partno"),
-    "aggregates": ("window", "cell", "window_start"),
+    # A window is its kind, size, slide and precision: runs with other windows do not overwrite it.
+    "aggregates": ("window", "window_seconds", "slide_seconds", "precision", "cell", "window_start"),
     "late": ("mmsi",),
     "dead_letter": (),
 }

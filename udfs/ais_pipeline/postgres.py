@@ -182,8 +182,11 @@ TABLES: dict[str, Table] = {
                 Column("revision", "integer", "revision"),
                 Column("vessel_hours", _F, "vessel_hours"),
                 Column("by_type", "jsonb", "by_type"),
+                Column("window_seconds", "integer", "window_seconds"),
+                Column("slide_seconds", "integer", "slide_seconds"),
+                Column("geohash_precision", "smallint", "precision"),
             ),
-            ("window_kind", "cell", "window_start"),
+            ("window_kind", "window_seconds", "slide_seconds", "geohash_precision", "cell", "window_start"),
             newer_firing_wins=True,
         ),
         Table("late", "ais_late", (*_position_columns(), Column("window_kind", "text", "window")), ("id",)),
@@ -227,6 +230,7 @@ def prepare(target: Target) -> None:
             why = first_line(exc)
             raise PostgresError(f"PostgreSQL at {target.shown()}: cannot create the tables: {why}") from None
         add_vessel_hours(conn)
+        add_window_key(conn)
         check_tables(conn, target)
         missing = spatial(conn, target)
     if missing:
@@ -242,12 +246,59 @@ def _columns(conn: Any, table: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+_WINDOW_KEY = ("window_seconds", "slide_seconds", "geohash_precision")
+DEFAULT_SLIDE_S = 60
+
+
 def add_vessel_hours(conn: Any) -> None:
     """An ``ais_aggregates`` table of the versions before vessel hours (exactly their columns)
     gets the two columns at its end; any other table is left to :func:`check_tables`."""
-    before = [c.name for c in TABLES["aggregates"].columns if c.name not in ("vessel_hours", "by_type")]
+    before = [c.name for c in TABLES["aggregates"].columns if c.name not in ("vessel_hours", "by_type", *_WINDOW_KEY)]
     if _columns(conn, "ais_aggregates") == before:
         conn.execute("ALTER TABLE ais_aggregates ADD COLUMN vessel_hours double precision, ADD COLUMN by_type jsonb")
+
+
+def add_window_key(conn: Any) -> None:
+    """An ``ais_aggregates`` table of the versions whose key was (kind, cell, start) gets the
+    window's size, slide and geohash precision, filled in from its rows (the size from start and
+    end, the precision from the cell, a sliding window's slide from the smallest step between its
+    starts, else 60 s, the default), and the key that holds them; its PostGIS column, generated
+    from the cell, is made again after them. Any other table is left to :func:`check_tables`."""
+    before = [c.name for c in TABLES["aggregates"].columns if c.name not in _WINDOW_KEY]
+    found = _columns(conn, "ais_aggregates")
+    geometry = GEOMETRY_COLUMNS["ais_aggregates"][0]
+    if found not in (before, [*before, geometry]):
+        return
+    with conn.transaction():
+        if found[-1] == geometry:
+            conn.execute(f"ALTER TABLE ais_aggregates DROP COLUMN {geometry}")  # spatial() adds it again
+        conn.execute(
+            "ALTER TABLE ais_aggregates ADD COLUMN window_seconds integer,"
+            " ADD COLUMN slide_seconds integer, ADD COLUMN geohash_precision smallint"
+        )
+        step = conn.execute(
+            "SELECT min(d) FROM (SELECT extract(epoch FROM window_start - lag(window_start)"
+            " OVER (PARTITION BY cell ORDER BY window_start))::integer AS d"
+            " FROM ais_aggregates WHERE window_kind = 'sliding') s WHERE d > 0"
+        ).fetchone()[0]
+        slide = int(step) if step else DEFAULT_SLIDE_S
+        conn.execute(
+            "UPDATE ais_aggregates SET window_seconds = extract(epoch FROM window_end - window_start)::integer,"
+            " geohash_precision = length(cell),"
+            " slide_seconds = CASE WHEN window_kind = 'sliding' THEN %s"
+            " ELSE extract(epoch FROM window_end - window_start)::integer END",
+            (slide,),
+        )
+        conn.execute(
+            "ALTER TABLE ais_aggregates ALTER COLUMN window_seconds SET NOT NULL,"
+            " ALTER COLUMN slide_seconds SET NOT NULL, ALTER COLUMN geohash_precision SET NOT NULL"
+        )
+        (primary,) = conn.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = 'ais_aggregates'::regclass AND contype = 'p'"
+        ).fetchone()
+        conn.execute(f'ALTER TABLE ais_aggregates DROP CONSTRAINT "{primary}"')
+        key = ", ".join(TABLES["aggregates"].key)
+        conn.execute(f"ALTER TABLE ais_aggregates ADD PRIMARY KEY ({key})")
 
 
 # With PostGIS: geometry columns that the server computes from each row (generated columns, so

@@ -3,8 +3,8 @@
 --
 -- Idempotent to the row: positions, static reports, late records and dead letters are inserted
 -- on their `id` (a stable UUID of what the record is, see docs/postgres.md); a repeat does
--- nothing. An aggregate is upserted on (window_kind, cell, window_start) only when its revision
--- is higher than the stored one. Times are timestamptz (UTC, milliseconds).
+-- nothing. An aggregate is upserted on its window (kind, size, slide, geohash precision), cell and
+-- start only when it is a newer firing than the stored one. Times are timestamptz (UTC, milliseconds).
 
 CREATE TABLE IF NOT EXISTS ais_positions (
     id          uuid PRIMARY KEY,
@@ -44,9 +44,13 @@ CREATE TABLE IF NOT EXISTS ais_aggregates (
     revision     integer NOT NULL,
     vessel_hours double precision,  -- time vessels spent in the cell, hours (null: loaded from older files)
     by_type      jsonb,  -- per ship type category: vessels, reports, vessel_hours
-    PRIMARY KEY (window_kind, cell, window_start)
+    window_seconds    integer NOT NULL,  -- the window's size
+    slide_seconds     integer NOT NULL,  -- the sliding windows' slide; a tumbling window's size
+    geohash_precision smallint NOT NULL,  -- the length of cell
+    PRIMARY KEY (window_kind, window_seconds, slide_seconds, geohash_precision, cell, window_start)
 );
--- (A table made before vessel hours gets the last two columns from the job: ais_pipeline/postgres.py.)
+-- (A table made by an earlier version gets the columns it lacks, and this key, from the job:
+-- ais_pipeline/postgres.py.)
 CREATE INDEX IF NOT EXISTS ais_aggregates_kind_start ON ais_aggregates (window_kind, window_start);
 CREATE INDEX IF NOT EXISTS ais_aggregates_cell ON ais_aggregates (cell, window_start);
 

@@ -62,6 +62,7 @@ class ReceiverWatermarks:
     max_clock_skew_ms: int
     warm_up_lines: int
     consensus_lines: int
+    jump_lines: int
     step_ms: int
     parsed_type: TypeInformation
     report_type: TypeInformation
@@ -75,6 +76,7 @@ class ReceiverWatermarks:
             self.max_clock_skew_ms,
             self.warm_up_lines,
             self.consensus_lines,
+            self.jump_lines,
             self.step_ms,
             java_type(self.parsed_type),
             java_type(self.report_type),
@@ -178,9 +180,10 @@ class AggregateJson:
     name: str
     uid: str
     aggregate_type: TypeInformation
+    slide_ms: int  # the sliding windows' slide
 
     def build(self) -> Any:
-        return jvm().ais.flink.AggregateJson(java_type(self.aggregate_type))
+        return jvm().ais.flink.AggregateJson(java_type(self.aggregate_type), self.slide_ms)
 
     def apply(self, aggregates: DataStream) -> DataStream:
         j_stream = java_stream(aggregates).map(self.build(), java_type(Types.STRING()))

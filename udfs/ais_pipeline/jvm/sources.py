@@ -27,6 +27,7 @@ class LanePacing:
     max_clock_skew_ms: int
     consensus_lines: int
     warm_up_lines: int
+    jump_lines: int
     max_drift_ms: int
     update_ms: int = 1000
 
@@ -38,6 +39,7 @@ class LanePacing:
                 self.max_clock_skew_ms,
                 self.consensus_lines,
                 self.warm_up_lines,
+                self.jump_lines,
                 self.max_drift_ms,
                 self.update_ms,
             )

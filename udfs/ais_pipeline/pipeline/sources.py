@@ -9,7 +9,7 @@ from ais_pipeline.jvm.kafka import KafkaLines
 from ais_pipeline.jvm.sources import FeedLines, LanePacing, OrderedFiles
 from ais_pipeline.pipeline import kafka
 from ais_pipeline.rules.feeds import parse_feed_url
-from ais_pipeline.rules.watermarks import CONSENSUS_LINES
+from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES
 
 FOLLOW_EVERY_MS = 1000  # how often --follow looks for new files
 FEED_BUFFER_LINES = 100_000  # a live UDP input's lines held while the job is busy; beyond, counted as dropped
@@ -29,6 +29,7 @@ def file_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataS
             max_clock_skew_ms=config.max_clock_skew_ms,
             consensus_lines=CONSENSUS_LINES,
             warm_up_lines=config.watermark_warm_up,
+            jump_lines=JUMP_LINES,
             max_drift_ms=config.lane_drift_ms,
         )
     name, readers = ("read lines", 1) if pacing is None else ("read lines (a lane per file)", config.parallelism)

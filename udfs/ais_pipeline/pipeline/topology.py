@@ -38,7 +38,7 @@ from ais_pipeline.jvm.streams import keyed_by_first_field, parallelism, side_out
 from ais_pipeline.resources import helpers_jar
 from ais_pipeline.rules.dedup import VESSEL_SHARDS
 from ais_pipeline.rules.outputs import OUTPUTS
-from ais_pipeline.rules.watermarks import CONSENSUS_LINES
+from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES
 
 LINES_PER_BATCH = 1024
 REPORTS_PER_BATCH = 4096
@@ -71,6 +71,7 @@ def receiver_watermarks(config: PipelineConfig, tally: OutputTag | None) -> Rece
         max_clock_skew_ms=config.max_clock_skew_ms,
         warm_up_lines=config.watermark_warm_up,
         consensus_lines=CONSENSUS_LINES,
+        jump_lines=JUMP_LINES,
         step_ms=operators.window_spec(config).watermark_step_ms,
         parsed_type=parsed_type(),
         report_type=wire_report_type(),
@@ -138,7 +139,9 @@ def build_pipeline(
     return Streams(
         positions=lines_of(side(vessels, operators.POSITIONS), "position"),
         static=lines_of(side(vessels, operators.STATIC), "static report"),
-        aggregates=AggregateJson("aggregate as JSON", "aggregate-json", aggregate_type()).apply(aggregates),
+        aggregates=AggregateJson("aggregate as JSON", "aggregate-json", aggregate_type(), config.slide_ms).apply(
+            aggregates
+        ),
         late=lines_of(side(vessels, operators.LATE_OUT), "late report"),
         dead_letter=side(parsed, operators.DEAD).union(lines_of(side(vessels, operators.DEAD), "dead letter")),
         tally=side(parsed, operators.TALLY).union(

@@ -117,19 +117,42 @@ def static_json(static: Static, record: str) -> str:
     return _dumps(obj)
 
 
-def aggregate_json(agg: Aggregate) -> str:
+def aggregate_json(agg: Aggregate, slide_ms: int) -> str:
+    """One firing of a window as its JSON line: its kind, size, slide (``slide_ms``, the sliding
+    windows'; a tumbling window's is its size) and geohash precision, which with the cell and the
+    start are what a store merges it on, then its figures."""
     # The hottest output (every cell, every window end): formatted directly, the same text as
     # json.dumps gives for these field types (window and cell are plain ASCII identifiers).
     avg = "null" if agg.avg_sog is None else repr(agg.avg_sog)
+    size = (agg.window_end - agg.window_start) // 1000
+    slide = slide_ms // 1000 if agg.window == "sliding" else size
     by_type = ",".join(
         f'"{name}":{{"vessels":{v},"reports":{r},"vessel_hours":{h!r}}}'
         for name, v, r, h in zip(agg.type_names, agg.type_vessels, agg.type_reports, agg.type_hours, strict=True)
     )
     return (
-        f'{{"window":"{agg.window}","cell":"{agg.cell}","window_start":"{iso_ms(agg.window_start)}",'
+        f'{{"window":"{agg.window}","window_seconds":{size},"slide_seconds":{slide},"precision":{len(agg.cell)},'
+        f'"cell":"{agg.cell}","window_start":"{iso_ms(agg.window_start)}",'
         f'"window_end":"{iso_ms(agg.window_end)}","reports":{agg.reports},"vessels":{agg.vessels},'
         f'"avg_sog":{avg},"vessel_hours":{agg.vessel_hours!r},"by_type":{{{by_type}}},"revision":{agg.revision}}}'
     )
+
+
+def with_window_key(line: str, slide_s: int) -> str:
+    """An aggregate's JSON line with its window's size, slide and geohash precision, which the
+    files of earlier versions lack (the size from start and end, the precision from the cell, a
+    sliding window's slide ``slide_s``); a line that has them is returned as it is."""
+    if '"window_seconds":' in line:
+        return line
+    agg = json.loads(line)
+    size = (parse_iso_ms(agg["window_end"]) - parse_iso_ms(agg["window_start"])) // 1000
+    head = {
+        "window": agg["window"],
+        "window_seconds": size,
+        "slide_seconds": slide_s if agg["window"] == "sliding" else size,
+        "precision": len(agg["cell"]),
+    }
+    return _dumps(head | {k: v for k, v in agg.items() if k not in head})
 
 
 def dead_letter_id(dead: DeadLetter) -> str:

@@ -127,7 +127,7 @@ class PlainPipeline:
     def _pane(self, pane: VesselPane) -> None:
         store = self.cells[pane.cell]
         for agg in self.windows.on_contribution(store, pane, self.op_watermark["cells"]):
-            self.out.aggregates.append(outputs.aggregate_json(agg))
+            self.out.aggregates.append(outputs.aggregate_json(agg, self.windows.spec.slide_ms))
         self._collect_timers("cells", pane.cell, store)
 
     def _advance(self, watermark: int) -> None:
@@ -149,7 +149,7 @@ class PlainPipeline:
                 else:
                     cstore = self.cells[key]  # type: ignore[index]
                     for agg in self.windows.on_timer(cstore, key, ts):  # type: ignore[arg-type]
-                        self.out.aggregates.append(outputs.aggregate_json(agg))
+                        self.out.aggregates.append(outputs.aggregate_json(agg, self.windows.spec.slide_ms))
                     self._collect_timers("cells", key, cstore)
 
     # -- input ---------------------------------------------------------------------------------

@@ -11,11 +11,14 @@ in input order:
    little.
 2. The line *moves its source's clock* unless it is far ahead: ``t <= max(C, F) + max clock
    skew``, where ``F`` (the lane's *frontier*) is the newest time of the lines that moved a
-   clock so far. A line further ahead than that (a single line with a wrong time, a few, or a
-   receiver hours ahead) moves nothing, whichever source sent it, the lane's only source
-   included; it is judged against the watermark like any other line. A real jump of the whole
-   feed (a pause, a file that starts a new day) is followed once the consensus has followed it:
-   when half of the recent lines come from after the jump.
+   clock so far (it lets a slow lane, whose median is long past, move line by line). A line
+   further ahead (a single line with a wrong time, a few, a receiver hours ahead) is held, and
+   moves nothing, whichever source sent it, the lane's only source included; it is judged
+   against the watermark like any other line. Held lines are dropped once a line at the lane's
+   time (not itself far behind) comes after them, and move the clocks, in input order, once
+   :data:`JUMP_LINES` of them follow one another with none between: a real jump of the whole
+   lane (a pause, a file that starts a new day). A jump is also followed when the consensus has
+   followed it.
 3. Each source keeps ``M``, the newest time of its lines that moved its clock. A source is
    *current* while ``M >= C - idle timeout``; one that falls further behind (a clock hours
    behind, or a receiver gone quiet) is forgotten until it sends again.
@@ -45,6 +48,7 @@ from ais_pipeline.rules.records import TIME_UNKNOWN
 
 CONSENSUS_LINES = 256
 WARM_UP_LINES = 64
+JUMP_LINES = 32
 CLOCK_AHEAD = "clock_ahead"
 CLOCK_BEHIND = "clock_behind"
 
@@ -60,12 +64,14 @@ class ReceiverWatermarks:
         max_clock_skew_ms: int,
         consensus_lines: int = CONSENSUS_LINES,
         warm_up_lines: int = WARM_UP_LINES,
+        jump_lines: int = JUMP_LINES,
     ) -> None:
         self.out_of_orderness_ms = out_of_orderness_ms
         self.idle_timeout_ms = idle_timeout_ms
         self.max_clock_skew_ms = max_clock_skew_ms
         self.consensus_lines = consensus_lines
         self.warm_up_lines = warm_up_lines
+        self.jump_lines = jump_lines
         self.watermark = TIME_UNKNOWN
         self.seen = 0  # lines with a time
         self.frontier = TIME_UNKNOWN  # F: the newest time of the lines that moved a clock
@@ -74,6 +80,7 @@ class ReceiverWatermarks:
         self._newest: dict[str, int] = {}  # source -> M
         self._by_newest: list[tuple[int, str]] = []  # (M, source), sorted
         self._held: list[tuple[str, int]] = []  # the warm-up lines, until its end
+        self._ahead: list[tuple[str, int]] = []  # far-ahead lines since, until they are a jump
 
     def consensus(self) -> int:
         """The median event time of the recent lines (TIME_UNKNOWN before the first)."""
@@ -101,16 +108,32 @@ class ReceiverWatermarks:
         consensus = self.consensus()
         if self._held:  # the end of the warm-up: its lines, in input order
             for held_source, held_ts in self._held:
-                self._move(held_source, held_ts, consensus)
+                self._judge(held_source, held_ts, consensus)
             self._held.clear()
-        self._move(source, ts, consensus)
+        self._judge(source, ts, consensus)
         self._advance(consensus)
         return flag
 
-    def _move(self, source: str, ts: int, consensus: int) -> None:
-        """Rule 2: the line moves its source's clock unless it is far ahead."""
-        if ts > max(consensus, self.frontier) + self.max_clock_skew_ms:
+    def _judge(self, source: str, ts: int, consensus: int) -> None:
+        """Rule 2: the line moves its source's clock unless it is far ahead; far-ahead lines are
+        held until :attr:`jump_lines` of them follow one another (a jump of the whole lane), and
+        dropped when a line at the lane's time comes after them."""
+        reference = max(consensus, self.frontier)
+        skew = self.max_clock_skew_ms
+        if ts > reference + skew:
+            ahead = self._ahead
+            ahead.append((source, ts))
+            if len(ahead) >= self.jump_lines:
+                for ahead_source, ahead_ts in ahead:
+                    self._move(ahead_source, ahead_ts)
+                ahead.clear()
             return
+        self._move(source, ts)
+        if self._ahead and ts >= reference - skew:  # a line at the lane's time: they were strays
+            self._ahead = [(s, t) for s, t in self._ahead if t <= ts + skew]
+
+    def _move(self, source: str, ts: int) -> None:
+        """The line moves its source's clock (and the lane's frontier)."""
         if ts > self.frontier:
             self.frontier = ts
         previous = self._newest.get(source)

@@ -9,7 +9,9 @@ import org.apache.flink.types.Row;
 
 /**
  * An {@code Aggregate} row as its JSON line, the text {@code ais_pipeline.rules.outputs.aggregate_json}
- * gives (the same fields in the same order, times as ISO 8601 UTC with milliseconds,
+ * gives (the same fields in the same order: the window's kind, size, slide (a tumbling window's
+ * is its size) and geohash precision, which together with the cell and the start are what a store
+ * merges an aggregate on; times as ISO 8601 UTC with milliseconds,
  * {@code avg_sog} as Python prints a float rounded to 3 decimals, null when no report had one;
  * {@code vessel_hours} rounded to 6, and {@code by_type}, an object of one entry per category).
  */
@@ -17,24 +19,35 @@ public final class AggregateJson implements MapFunction<Row, String> {
     private static final long serialVersionUID = 1L;
 
     private final RecordLayout.Aggregate f;
+    private final long slideMillis;
 
-    public AggregateJson(RowTypeInfo aggregateType) {
+    /** {@code slideMillis}: the sliding windows' slide. */
+    public AggregateJson(RowTypeInfo aggregateType, long slideMillis) {
         this.f = new RecordLayout.Aggregate(aggregateType);
+        this.slideMillis = slideMillis;
     }
 
     @Override
     public String map(Row agg) {
-        return format(agg, f);
+        return format(agg, f, slideMillis);
     }
 
-    static String format(Row agg, RecordLayout.Aggregate f) {
-        StringBuilder sb = new StringBuilder(192);
-        sb.append("{\"window\":\"").append((String) agg.getField(f.window));
-        sb.append("\",\"cell\":\"").append((String) agg.getField(f.cell));
+    static String format(Row agg, RecordLayout.Aggregate f, long slideMillis) {
+        StringBuilder sb = new StringBuilder(240);
+        String window = (String) agg.getField(f.window);
+        String cell = (String) agg.getField(f.cell);
+        long start = (Long) agg.getField(f.windowStart);
+        long end = (Long) agg.getField(f.windowEnd);
+        long size = (end - start) / 1000;
+        sb.append("{\"window\":\"").append(window);
+        sb.append("\",\"window_seconds\":").append(size);
+        sb.append(",\"slide_seconds\":").append("sliding".equals(window) ? slideMillis / 1000 : size);
+        sb.append(",\"precision\":").append(cell.length());
+        sb.append(",\"cell\":\"").append(cell);
         sb.append("\",\"window_start\":\"");
-        IsoTime.append(sb, (Long) agg.getField(f.windowStart));
+        IsoTime.append(sb, start);
         sb.append("\",\"window_end\":\"");
-        IsoTime.append(sb, (Long) agg.getField(f.windowEnd));
+        IsoTime.append(sb, end);
         sb.append("\",\"reports\":").append((int) (Integer) agg.getField(f.reports));
         sb.append(",\"vessels\":").append((int) (Integer) agg.getField(f.vessels));
         sb.append(",\"avg_sog\":");

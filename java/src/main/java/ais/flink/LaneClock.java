@@ -43,10 +43,11 @@ final class LaneClock implements WatermarkGenerator<String> {
             long maxClockSkew,
             int consensusLines,
             int warmUpLines,
+            int jumpLines,
             long maxDriftMillis,
             long updateMillis) {
         WatermarkStrategy<String> clock = context -> new LaneClock(
-                new ReceiverClocks(outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines));
+                new ReceiverClocks(outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines, jumpLines));
         return clock.withWatermarkAlignment(
                 GROUP, Duration.ofMillis(maxDriftMillis), Duration.ofMillis(updateMillis));
     }

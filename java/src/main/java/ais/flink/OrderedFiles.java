@@ -43,9 +43,10 @@ public final class OrderedFiles {
      */
     public static WatermarkStrategy<String> alignedLanes(
             long outOfOrderness, long idleTimeout, long maxClockSkew, int consensusLines, int warmUpLines,
-            long maxDriftMillis, long updateMillis) {
+            int jumpLines, long maxDriftMillis, long updateMillis) {
         return LaneClock.aligned(
-                outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines, maxDriftMillis, updateMillis);
+                outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines, jumpLines, maxDriftMillis,
+                updateMillis);
     }
 
     static final Comparator<FileSourceSplit> BY_PATH =

@@ -21,7 +21,9 @@ import java.util.Map;
  * and forgotten once it falls further behind; the watermark is the oldest clock of the current
  * sources minus the out-of-orderness, minus 1 ms, never moving back, and none before
  * {@code warmUpLines} lines with a time (those are held, and move the clocks at the warm-up's
- * end, judged by its consensus).
+ * end, judged by its consensus). Far-ahead lines move the clocks once {@code jumpLines} of them
+ * follow one another (a jump of the whole lane), and are dropped when a line at the lane's time
+ * comes after them.
  */
 final class ReceiverClocks {
     static final long TIME_UNKNOWN = Long.MIN_VALUE;
@@ -34,12 +36,15 @@ final class ReceiverClocks {
     private final long maxClockSkew;
     private final int consensusLines;
     private final int warmUpLines;
+    private final int jumpLines;
 
     long watermark = TIME_UNKNOWN;
     long seen;
     private long frontier = TIME_UNKNOWN;
     private final List<String> heldSources = new ArrayList<>(); // the warm-up lines, until its end
     private final List<Long> heldTimes = new ArrayList<>();
+    private List<String> aheadSources = new ArrayList<>(); // far-ahead lines, until they are a jump
+    private List<Long> aheadTimes = new ArrayList<>();
     private final ArrayDeque<Long> recent = new ArrayDeque<>();
     private long[] sorted;
     private int size;
@@ -72,12 +77,14 @@ final class ReceiverClocks {
         }
     }
 
-    ReceiverClocks(long outOfOrderness, long idleTimeout, long maxClockSkew, int consensusLines, int warmUpLines) {
+    ReceiverClocks(
+            long outOfOrderness, long idleTimeout, long maxClockSkew, int consensusLines, int warmUpLines, int jumpLines) {
         this.outOfOrderness = outOfOrderness;
         this.idleTimeout = idleTimeout;
         this.maxClockSkew = maxClockSkew;
         this.consensusLines = consensusLines;
         this.warmUpLines = warmUpLines;
+        this.jumpLines = jumpLines;
         this.sorted = new long[consensusLines + 1];
     }
 
@@ -109,21 +116,52 @@ final class ReceiverClocks {
         long consensus = consensus();
         if (!heldSources.isEmpty()) { // the end of the warm-up: its lines, in input order
             for (int i = 0; i < heldSources.size(); i++) {
-                move(heldSources.get(i), heldTimes.get(i), consensus);
+                judge(heldSources.get(i), heldTimes.get(i), consensus);
             }
             heldSources.clear();
             heldTimes.clear();
         }
-        move(source, ts, consensus);
+        judge(source, ts, consensus);
         advance(consensus);
         return flag;
     }
 
-    /** The line moves its source's clock unless it is far ahead of the consensus and the frontier. */
-    private void move(String source, long ts, long consensus) {
-        if (ts > Math.max(consensus, frontier) + maxClockSkew) {
+    /**
+     * The line moves its source's clock unless it is far ahead of the consensus and the frontier;
+     * far-ahead lines are held until {@code jumpLines} of them follow one another (a jump of the
+     * whole lane), and dropped when a line at the lane's time comes after them.
+     */
+    private void judge(String source, long ts, long consensus) {
+        long reference = Math.max(consensus, frontier);
+        if (ts > reference + maxClockSkew) {
+            aheadSources.add(source);
+            aheadTimes.add(ts);
+            if (aheadSources.size() >= jumpLines) {
+                for (int i = 0; i < aheadSources.size(); i++) {
+                    move(aheadSources.get(i), aheadTimes.get(i));
+                }
+                aheadSources.clear();
+                aheadTimes.clear();
+            }
             return;
         }
+        move(source, ts);
+        if (!aheadSources.isEmpty() && ts >= reference - maxClockSkew) { // at the lane's time: they were strays
+            List<String> keptSources = new ArrayList<>();
+            List<Long> keptTimes = new ArrayList<>();
+            for (int i = 0; i < aheadSources.size(); i++) {
+                if (aheadTimes.get(i) <= ts + maxClockSkew) {
+                    keptSources.add(aheadSources.get(i));
+                    keptTimes.add(aheadTimes.get(i));
+                }
+            }
+            aheadSources = keptSources;
+            aheadTimes = keptTimes;
+        }
+    }
+
+    /** The line moves its source's clock (and the lane's frontier). */
+    private void move(String source, long ts) {
         if (ts > frontier) {
             frontier = ts;
         }
@@ -205,6 +243,11 @@ final class ReceiverClocks {
         for (int j = 0; j < heldTimes.size(); j++) {
             s.heldTimes[j] = heldTimes.get(j);
         }
+        s.aheadSources = aheadSources.toArray(new String[0]);
+        s.aheadTimes = new long[aheadTimes.size()];
+        for (int j = 0; j < aheadTimes.size(); j++) {
+            s.aheadTimes[j] = aheadTimes.get(j);
+        }
         s.recent = new long[recent.size()];
         int i = 0;
         for (Long ts : recent) {
@@ -232,6 +275,10 @@ final class ReceiverClocks {
         for (int i = 0; s.heldSources != null && i < s.heldSources.length; i++) { // null: an older checkpoint
             heldSources.add(s.heldSources[i]);
             heldTimes.add(s.heldTimes[i]);
+        }
+        for (int i = 0; s.aheadSources != null && i < s.aheadSources.length; i++) {
+            aheadSources.add(s.aheadSources[i]);
+            aheadTimes.add(s.aheadTimes[i]);
         }
         for (long ts : s.recent) {
             remember(ts);
@@ -261,6 +308,8 @@ final class ReceiverClocks {
         public long frontier = TIME_UNKNOWN;
         public String[] heldSources = new String[0];
         public long[] heldTimes = new long[0];
+        public String[] aheadSources = new String[0];
+        public long[] aheadTimes = new long[0];
         public long[] recent = new long[0];
         public String[] sources = new String[0];
         public long[] newest = new long[0];

@@ -66,6 +66,7 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
     private final long maxClockSkew;
     private final int warmUpLines;
     private final int consensusLines;
+    private final int jumpLines;
     private final long watermarkStep;
     private final OutputTag<String> tallies;
     private final int assignedColumn;
@@ -91,6 +92,7 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
             long maxClockSkewMillis,
             int warmUpLines,
             int consensusLines,
+            int jumpLines,
             long watermarkStepMillis,
             RowTypeInfo parsedType,
             RowTypeInfo wireReportType,
@@ -100,6 +102,7 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
         this.maxClockSkew = maxClockSkewMillis;
         this.warmUpLines = warmUpLines;
         this.consensusLines = consensusLines;
+        this.jumpLines = jumpLines;
         this.watermarkStep = watermarkStepMillis;
         this.tallies = tallies;
         this.assignedColumn = RecordLayout.arrayField(parsedType, "assigned", Types.LONG);
@@ -120,7 +123,7 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
                         .getUnionListState(
                                 new ListStateDescriptor<>(
                                         "receiver-clocks", TypeInformation.of(ReceiverClocks.LaneState.class)));
-        clocks = new ReceiverClocks(outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines);
+        clocks = new ReceiverClocks(outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines, jumpLines);
         int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
         List<ReceiverClocks.LaneState> states = new ArrayList<>();

@@ -69,7 +69,7 @@ class CellWindowsTest {
     }
 
     /** Runs one step; returns what it emitted, as JSON lines sorted (a step's output is a set). */
-    static List<String> step(KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h, JsonNode step)
+    static List<String> step(KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h, JsonNode step, long slideMillis)
             throws Exception {
         h.getOutput().clear();
         if (step.has("contribution")) {
@@ -81,7 +81,7 @@ class CellWindowsTest {
         List<String> lines = new ArrayList<>();
         for (Object o : h.getOutput()) {
             if (o instanceof StreamRecord) {
-                lines.add(AggregateJson.format((Row) ((StreamRecord<?>) o).getValue(), AGG));
+                lines.add(AggregateJson.format((Row) ((StreamRecord<?>) o).getValue(), AGG, slideMillis));
             }
         }
         Collections.sort(lines);
@@ -95,6 +95,10 @@ class CellWindowsTest {
         }
         Collections.sort(lines);
         return lines;
+    }
+
+    static long slide(JsonNode golden) {
+        return golden.get("spec").get("slide_ms").asLong();
     }
 
     /** The golden JSON, reparsed, so both sides compare as parsed values, not text. */
@@ -115,7 +119,7 @@ class CellWindowsTest {
             for (JsonNode step : golden.get("steps")) {
                 assertEquals(
                         parsed(expected(step)),
-                        parsed(step(h, step)),
+                        parsed(step(h, step, slide(golden))),
                         golden.get("name").asText() + ", step " + i++);
             }
             if (golden.has("state_left_at_end") && !golden.get("state_left_at_end").asBoolean()) {
@@ -135,7 +139,7 @@ class CellWindowsTest {
             try (KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(golden.get("spec"))) {
                 h.open();
                 for (int i = 0; i < cut; i++) {
-                    step(h, steps.get(i));
+                    step(h, steps.get(i), slide(golden));
                 }
                 snapshot = h.snapshot(1L, 1L);
             }
@@ -147,7 +151,7 @@ class CellWindowsTest {
                 for (int i = cut; i < steps.size(); i++) {
                     assertEquals(
                             parsed(expected(steps.get(i))),
-                            parsed(step(h, steps.get(i))),
+                            parsed(step(h, steps.get(i), slide(golden))),
                             golden.get("name").asText() + ", restored after step " + cut + ", step " + i);
                 }
             }

@@ -86,7 +86,7 @@ class LaneClockTest {
     @Test
     void thePacingWatermarkFollowsTheReceiversAsTheJobsWatermarksDo() {
         // 10 s out-of-orderness, 30 s idle timeout, 300 s skew, consensus 8, warm-up 2.
-        LaneClock clock = new LaneClock(new ReceiverClocks(10_000, 30_000, 300_000, 8, 2));
+        LaneClock clock = new LaneClock(new ReceiverClocks(10_000, 30_000, 300_000, 8, 2, 32));
         Collected out = new Collected();
         clock.onEvent("\\s:a,c:1000*00\\!AIVDM", 0, out);
         clock.onPeriodicEmit(out);
@@ -101,7 +101,7 @@ class LaneClockTest {
 
     @Test
     void fileLanesAreAlignedInOneGroup() {
-        WatermarkStrategy<String> strategy = OrderedFiles.alignedLanes(10_000, 30_000, 300_000, 8, 2, 600_000, 1000);
+        WatermarkStrategy<String> strategy = OrderedFiles.alignedLanes(10_000, 30_000, 300_000, 8, 2, 32, 600_000, 1000);
         WatermarkAlignmentParams params = strategy.getAlignmentParameters();
         assertTrue(params.isEnabled());
         assertEquals("file-lanes", params.getWatermarkGroup());

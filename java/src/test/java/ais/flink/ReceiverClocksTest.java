@@ -23,7 +23,8 @@ class ReceiverClocksTest {
                 s.get("idle_timeout_ms").asLong(),
                 s.get("max_clock_skew_ms").asLong(),
                 s.get("consensus_lines").asInt(),
-                s.get("warm_up_lines").asInt());
+                s.get("warm_up_lines").asInt(),
+                s.get("jump_lines").asInt());
     }
 
     static String step(ReceiverClocks clocks, JsonNode line) {
@@ -73,7 +74,7 @@ class ReceiverClocksTest {
 
     @Test
     void theConsensusIsTheLowerMedianOfTheRecentLines() {
-        ReceiverClocks clocks = new ReceiverClocks(0, 1000, 1000, 4, 1);
+        ReceiverClocks clocks = new ReceiverClocks(0, 1000, 1000, 4, 1, 32);
         for (long ts : new long[] {50, 10, 40, 20, 30}) {
             clocks.observe("a", ts);
         }

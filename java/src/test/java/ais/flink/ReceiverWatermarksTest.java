@@ -39,7 +39,7 @@ class ReceiverWatermarksTest {
     static OneInputStreamOperatorTestHarness<Row, Row> harness() throws Exception {
         // 10 s out-of-orderness, 30 s idle timeout, 300 s clock skew, warm-up 2 lines, consensus 8, 60 s steps.
         return new OneInputStreamOperatorTestHarness<>(
-                new ReceiverWatermarks(10_000, 30_000, 300_000, 2, 8, 60_000, PARSED, REPORT, TALLY));
+                new ReceiverWatermarks(10_000, 30_000, 300_000, 2, 8, 32, 60_000, PARSED, REPORT, TALLY));
     }
 
     /** A batch of lines: each {source, time ms, mmsi or null (a line that only moves the clock)}. */

@@ -7,10 +7,11 @@ The rule both follow: a file that cannot be read to its end gives every line who
 decompressed before the fault, then one marker line naming the file and a cause of a fixed wording
 (:class:`ArchiveFault`). Each decompressor gives all it can before a fault, in the units its
 format is decoded in: deflate (gzip, zip) to the byte, bzip2 by block (up to 900 kB), xz by LZMA2
-chunk (up to 2 MiB; stored chunks to the byte), zstd by block (up to 128 KiB). Each unit's bytes
-are fed to the decompressor on their own, so a fault in one unit loses none of the units before
-it. A zip archive is its members in name order; stored, deflated, bzip2 and LZMA members are read,
-every other method is a fault naming it, and each member's CRC-32 and size are checked at its end.
+chunk (up to 2 MiB; stored chunks to the byte), zstd by block (up to 128 KiB). xz chunks and zstd
+blocks are fed to their decompressor whole and one at a time (and a zstd checksum on its own), so
+a fault in one loses none before it. A zip archive is its members in name order; stored,
+deflated, bzip2 and LZMA members are read, every other method is a fault naming it, and each
+member's CRC-32 and size are checked at its end.
 """
 
 from __future__ import annotations

@@ -29,16 +29,18 @@ import org.apache.flink.core.fs.Path;
 /**
  * The lines of one input file, decompressed by its name: {@code .gz}/{@code .gzip},
  * {@code .bz2}, {@code .xz}, {@code .zst} and {@code .zip} (every member, in name order, as one
- * stream of lines); any other name is read as it is. Lines are split as Flink's text line format
- * splits them ({@code \n}, {@code \r} or {@code \r\n}), bytes that are not UTF-8 decode to
- * replacement characters.
+ * stream of lines; stored, deflated, bzip2 and LZMA members); any other name is read as it is.
+ * Lines are split as Flink's text line format splits them ({@code \n}, {@code \r} or
+ * {@code \r\n}), bytes that are not UTF-8 decode to one replacement character per maximal
+ * invalid subpart.
  *
  * <p>Flink's own file source decompresses by extension too, but not {@code .zip}, and its
  * {@code .xz} and {@code .zst} readers need libraries the PyFlink package does not ship; a
- * corrupt or truncated archive fails the job there. Here it ends the file with one
- * {@link #CORRUPT} line (marker, file, cause), which the job dead-letters as
- * {@code corrupt_archive}; the files after it are still read. Files are not split; a restored
- * reader skips the lines it had emitted (the checkpointed record count).
+ * corrupt or truncated archive fails the job there. Here it gives every line decompressed before
+ * the fault ({@link ArchiveDecoders}), then ends the file with one {@link #CORRUPT} line (marker,
+ * file, cause in the words of the plain loop's reader, {@code ais_pipeline.archives}), which the
+ * job dead-letters as {@code corrupt_archive}; the files after it are still read. Files are not
+ * split; a restored reader skips the lines it had emitted (the checkpointed record count).
  */
 public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
     private static final long serialVersionUID = 1L;
@@ -309,7 +311,8 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
 
     /**
      * Lines of a byte stream, split as Flink's text line format splits them ({@code \n},
-     * {@code \r} or {@code \r\n}) and decoded as UTF-8 with replacement characters. Split on
+     * {@code \r} or {@code \r\n}) and decoded as UTF-8 with replacement characters
+     * ({@link ArchiveDecoders#utf8}). Split on
      * the bytes as they come, so that every whole line before a read that fails (a truncated
      * archive) has been returned.
      */

@@ -4,17 +4,13 @@ summary.json. The plain loop, the report, the tests and the run's summary all re
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import json
-import lzma
 import shutil
-import zipfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
 
+from ais_pipeline.archives import read_file_lines
 from ais_pipeline.rules.dedup import LATE_VESSEL_MS
 from ais_pipeline.rules.outputs import (
     RECEIVER_TALLY,
@@ -26,7 +22,6 @@ from ais_pipeline.rules.outputs import (
     parse_iso_ms,
     tally_totals,
 )
-from ais_pipeline.rules.parse import CORRUPT_ARCHIVE
 from ais_pipeline.rules.plain import PlainResult
 from ais_pipeline.rules.windows import hours
 
@@ -37,93 +32,6 @@ def input_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
     return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
-
-
-CHUNK = 1 << 16
-
-
-def _chunks(stream: IO[bytes]) -> Iterator[bytes]:
-    while chunk := stream.read(CHUNK):
-        yield chunk
-
-
-def _zstd_chunks(file: Path) -> Iterator[bytes]:
-    """A zstd file's bytes, frame after frame; a frame cut short is an error (``EOFError``)."""
-    import zstandard
-
-    with file.open("rb") as fh:
-        pending = b""  # bytes of frames not yet decompressed
-        decompressor, fed = zstandard.ZstdDecompressor().decompressobj(), False
-        for chunk in _chunks(fh):
-            pending += chunk
-            while pending:
-                data = decompressor.decompress(pending)
-                fed = True
-                if data:
-                    yield data
-                if not decompressor.eof:
-                    pending = b""
-                    break
-                pending = decompressor.unused_data  # the next frame starts here
-                decompressor, fed = zstandard.ZstdDecompressor().decompressobj(), False
-        if fed and not decompressor.eof:
-            raise EOFError("the zstd frame is cut short")
-
-
-def _members(file: Path) -> Iterator[Iterator[bytes]]:
-    """The decompressed bytes of a file, by its name, in chunks: one stream, or a zip archive's
-    members in name order. An empty file is one empty stream."""
-    name = file.name.lower()
-    if file.stat().st_size == 0:
-        yield iter(())
-    elif name.endswith(".zip"):
-        with zipfile.ZipFile(file) as archive:
-            for member in sorted(i.filename for i in archive.infolist() if not i.is_dir()):
-                with archive.open(member) as fh:
-                    yield _chunks(fh)
-    elif name.endswith(".zst"):
-        yield _zstd_chunks(file)
-    else:
-        if name.endswith((".gz", ".gzip")):
-            opened: IO[bytes] = gzip.open(file, "rb")  # type: ignore[assignment]
-        elif name.endswith(".bz2"):
-            opened = bz2.open(file, "rb")
-        elif name.endswith(".xz"):
-            opened = lzma.open(file, "rb")
-        else:
-            opened = file.open("rb")
-        with opened:
-            yield _chunks(opened)
-
-
-def _split(chunks: Iterator[bytes]) -> Iterator[str]:
-    """Lines of a byte stream as the job's source splits them (``ais.flink.ArchiveLines``): on
-    \\n, \\r or \\r\\n, as the bytes come, so every whole line before a failing read is given."""
-    partial = b""
-    after_cr = False
-    for chunk in chunks:
-        if after_cr and chunk.startswith(b"\n"):
-            chunk = chunk[1:]
-        after_cr = chunk.endswith(b"\r")
-        pieces = (partial + chunk).replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-        partial = pieces.pop()
-        for piece in pieces:
-            yield piece.decode("utf-8", errors="replace")
-    if partial:
-        yield partial.decode("utf-8", errors="replace")
-
-
-def read_file_lines(file: Path) -> Iterator[str]:
-    """The lines of one file as the job's source reads them: decompressed by the file's name
-    (``.gz``, ``.bz2``, ``.xz``, ``.zst``, ``.zip``), split on \\n, \\r or \\r\\n, bytes that
-    are not UTF-8 replaced. A file that cannot be read to its end gives its whole lines before the
-    fault, then one :data:`CORRUPT_ARCHIVE` line naming it."""
-    try:
-        for member in _members(file):
-            yield from _split(member)
-    except Exception as exc:  # whatever a decompressor raises for a corrupt archive
-        cause = f"{type(exc).__name__}: {exc}".replace("\n", " ").replace("\x1f", " ")
-        yield f"{CORRUPT_ARCHIVE}{file.name}\x1f{cause}"
 
 
 def read_lines(path: Path) -> Iterable[str]:

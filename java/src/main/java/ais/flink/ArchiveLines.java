@@ -1,23 +1,21 @@
 package ais.flink;
 
 import java.io.BufferedInputStream;
-import java.io.File;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
+import java.nio.charset.Charset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
-import java.util.zip.GZIPInputStream;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipFile;
-import java.util.zip.ZipInputStream;
+import java.util.Map;
 
-import org.apache.commons.compress.compressors.bzip2.BZip2CompressorInputStream;
+import ais.flink.ArchiveDecoders.ArchiveFault;
+import ais.flink.ArchiveDecoders.Ending;
+import org.apache.commons.compress.archivers.zip.ZipArchiveEntry;
+import org.apache.commons.compress.archivers.zip.ZipFile;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
@@ -27,22 +25,22 @@ import org.apache.flink.connector.file.src.util.ArrayResultIterator;
 import org.apache.flink.connector.file.src.util.CheckpointedPosition;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
-import org.apache.flink.shaded.io.airlift.compress.zstd.ZstdInputStream;
-import org.tukaani.xz.XZInputStream;
 
 /**
  * The lines of one input file, decompressed by its name: {@code .gz}/{@code .gzip},
  * {@code .bz2}, {@code .xz}, {@code .zst} and {@code .zip} (every member, in name order, as one
- * stream of lines); any other name is read as it is. Lines are split as Flink's text line format
- * splits them ({@code \n}, {@code \r} or {@code \r\n}), bytes that are not UTF-8 decode to
- * replacement characters.
+ * stream of lines; stored, deflated, bzip2 and LZMA members); any other name is read as it is.
+ * Lines are split as Flink's text line format splits them ({@code \n}, {@code \r} or
+ * {@code \r\n}), bytes that are not UTF-8 decode to one replacement character per maximal
+ * invalid subpart.
  *
  * <p>Flink's own file source decompresses by extension too, but not {@code .zip}, and its
  * {@code .xz} and {@code .zst} readers need libraries the PyFlink package does not ship; a
- * corrupt or truncated archive fails the job there. Here it ends the file with one
- * {@link #CORRUPT} line (marker, file, cause), which the job dead-letters as
- * {@code corrupt_archive}; the files after it are still read. Files are not split; a restored
- * reader skips the lines it had emitted (the checkpointed record count).
+ * corrupt or truncated archive fails the job there. Here it gives every line decompressed before
+ * the fault ({@link ArchiveDecoders}), then ends the file with one {@link #CORRUPT} line (marker,
+ * file, cause in the words of the plain loop's reader, {@code ais_pipeline.archives}), which the
+ * job dead-letters as {@code corrupt_archive}; the files after it are still read. Files are not
+ * split; a restored reader skips the lines it had emitted (the checkpointed record count).
  */
 public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
     private static final long serialVersionUID = 1L;
@@ -84,7 +82,8 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
 
     static Members open(Path path) throws IOException {
         String name = path.getName().toLowerCase(Locale.ROOT);
-        if (path.getFileSystem().getFileStatus(path).getLen() == 0) {
+        long length = path.getFileSystem().getFileStatus(path).getLen();
+        if (length == 0) {
             return new Members() { // an empty file has no lines, whatever its name says
                 @Override
                 public InputStream next() {
@@ -96,19 +95,19 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
             };
         }
         if (name.endsWith(".zip")) {
-            return zipMembers(path);
+            return zipMembers(path, length);
         }
-        InputStream raw = new BufferedInputStream(path.getFileSystem().open(path), 1 << 16);
+        Ending raw = new Ending(new BufferedInputStream(path.getFileSystem().open(path), 1 << 16));
         InputStream decompressed;
         try {
             if (name.endsWith(".gz") || name.endsWith(".gzip")) {
-                decompressed = new GZIPInputStream(raw, 1 << 16);
+                decompressed = ArchiveDecoders.gzip(raw);
             } else if (name.endsWith(".bz2")) {
-                decompressed = new BZip2CompressorInputStream(raw, true);
+                decompressed = ArchiveDecoders.bzip2(raw);
             } else if (name.endsWith(".xz")) {
-                decompressed = new XZInputStream(raw);
+                decompressed = ArchiveDecoders.xz(raw);
             } else if (name.endsWith(".zst")) {
-                decompressed = new ZstdInputStream(raw);
+                decompressed = new ArchiveDecoders.Zstd(raw);
             } else {
                 decompressed = raw;
             }
@@ -135,47 +134,62 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
         };
     }
 
-    private static Members zipMembers(Path path) throws IOException {
-        FileSystem fs = path.getFileSystem();
-        if (fs.isDistributedFS()) { // no random access: members in the order the archive holds them
-            ZipInputStream zip = new ZipInputStream(new BufferedInputStream(fs.open(path), 1 << 16));
-            return new Members() {
-                @Override
-                public InputStream next() throws IOException {
-                    for (ZipEntry entry = zip.getNextEntry(); entry != null; entry = zip.getNextEntry()) {
-                        if (!entry.isDirectory()) {
-                            return new FilterInputStream(zip) {
-                                @Override
-                                public void close() {
-                                    // the archive stays open for the next member
-                                }
-                            };
-                        }
-                    }
-                    return null;
-                }
+    /** Zip compression methods that are read, and the names of some that are not. */
+    static final Map<Integer, String> ZIP_OTHER = Map.of(
+            1, "shrink", 6, "implode", 9, "deflate64", 10, "PKWARE implode", 93, "zstd", 95, "xz", 98, "PPMd");
 
-                @Override
-                public void close() throws IOException {
-                    zip.close();
-                }
-            };
+    /**
+     * A zip archive's members in name order (UTF-16 order), directories left out, from its central
+     * directory on any file system (Flink's streams seek). Stored, deflated, bzip2 and LZMA members
+     * are read; any other method, or encryption, is a fault naming the member when it is reached.
+     */
+    private static Members zipMembers(Path path, long length) throws IOException {
+        FileSystem fs = path.getFileSystem();
+        ZipFile zip;
+        try {
+            zip = ZipFile.builder()
+                    .setSeekableByteChannel(new ArchiveDecoders.Channel(fs.open(path), length))
+                    .setCharset(Charset.forName("IBM437")) // names without the UTF-8 flag, as Python reads them
+                    .setUseUnicodeExtraFields(false)
+                    .get();
+        } catch (IOException | RuntimeException e) {
+            throw new ArchiveFault("zip: not a zip archive");
         }
-        ZipFile zip = new ZipFile(new File(path.toUri()));
-        List<ZipEntry> entries = new ArrayList<>();
-        for (Enumeration<? extends ZipEntry> e = zip.entries(); e.hasMoreElements(); ) {
-            ZipEntry entry = e.nextElement();
+        List<ZipArchiveEntry> entries = new ArrayList<>();
+        for (Enumeration<ZipArchiveEntry> e = zip.getEntries(); e.hasMoreElements(); ) {
+            ZipArchiveEntry entry = e.nextElement();
             if (!entry.isDirectory()) {
                 entries.add(entry);
             }
         }
-        entries.sort(Comparator.comparing(ZipEntry::getName));
+        entries.sort(Comparator.comparing(ZipArchiveEntry::getName));
         return new Members() {
             private int next;
 
             @Override
             public InputStream next() throws IOException {
-                return next < entries.size() ? zip.getInputStream(entries.get(next++)) : null;
+                if (next == entries.size()) {
+                    return null;
+                }
+                ZipArchiveEntry entry = entries.get(next++);
+                String member = "zip member " + entry.getName();
+                if (entry.getGeneralPurposeBit().usesEncryption()) {
+                    throw new ArchiveFault(member + ": encrypted");
+                }
+                int method = entry.getMethod();
+                if (method != 0 && method != 8 && method != 12 && method != 14) {
+                    String label = ZIP_OTHER.containsKey(method) ? " (" + ZIP_OTHER.get(method) + ")" : "";
+                    throw new ArchiveFault(member + ": compression method " + method + label + " is not read");
+                }
+                Ending raw = new Ending(new BufferedInputStream(zip.getRawInputStream(entry), 1 << 16));
+                InputStream decoded;
+                try {
+                    decoded = ArchiveDecoders.member(method, raw, entry.getSize());
+                } catch (IOException | RuntimeException e) {
+                    String what = e instanceof ArchiveFault ? e.getMessage() : raw.ended ? "truncated" : "corrupt data";
+                    throw new ArchiveFault(member + ": " + what);
+                }
+                return new ArchiveDecoders.Member(decoded, raw, entry.getName(), entry.getSize(), entry.getCrc());
             }
 
             @Override
@@ -187,6 +201,9 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
 
     /** A line's worth of the cause of a failed read. */
     static String cause(Throwable e) {
+        if (e instanceof ArchiveFault) {
+            return e.getMessage();
+        }
         String message = e.getMessage();
         String text = e.getClass().getSimpleName() + (message == null ? "" : ": " + message);
         return text.replace('\n', ' ').replace('\r', ' ').replace('\u001f', ' ');
@@ -294,7 +311,8 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
 
     /**
      * Lines of a byte stream, split as Flink's text line format splits them ({@code \n},
-     * {@code \r} or {@code \r\n}) and decoded as UTF-8 with replacement characters. Split on
+     * {@code \r} or {@code \r\n}) and decoded as UTF-8 with replacement characters
+     * ({@link ArchiveDecoders#utf8}). Split on
      * the bytes as they come, so that every whole line before a read that fails (a truncated
      * archive) has been returned.
      */
@@ -352,7 +370,7 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
         }
 
         private String take() {
-            String text = new String(line, 0, length, StandardCharsets.UTF_8);
+            String text = ArchiveDecoders.utf8(line, 0, length);
             length = 0;
             return text;
         }

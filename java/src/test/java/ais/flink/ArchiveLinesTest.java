@@ -1,7 +1,6 @@
 package ais.flink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -109,16 +108,14 @@ class ArchiveLinesTest {
         Files.write(cut, Arrays.copyOf(bytes, bytes.length / 2));
         List<String> lines = read(cut, 0);
         String last = lines.get(lines.size() - 1);
-        assertTrue(last.startsWith(ArchiveLines.CORRUPT + "cut.nmea.gz\u001f"), last);
-        assertTrue(last.contains("EOFException"), last);
+        assertEquals(ArchiveLines.CORRUPT + "cut.nmea.gz\u001fgzip: truncated", last);
         for (int i = 0; i < lines.size() - 1; i++) {
             assertEquals("line " + i, lines.get(i));
         }
         java.nio.file.Path junk = dir.resolve("junk.gz");
         Files.write(junk, "not gzip at all".getBytes(StandardCharsets.UTF_8));
         List<String> junkLines = read(junk, 0);
-        assertEquals(1, junkLines.size());
-        assertTrue(junkLines.get(0).startsWith(ArchiveLines.CORRUPT + "junk.gz\u001fZipException"), junkLines.get(0));
+        assertEquals(List.of(ArchiveLines.CORRUPT + "junk.gz\u001fgzip: not gzip data"), junkLines);
     }
 
     @Test

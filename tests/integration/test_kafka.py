@@ -236,3 +236,24 @@ def test_a_local_bounded_kafka_run_gives_the_file_runs_summary(kafka: str, tmp_p
     assert "lines accounted for 10000 of 10000" in proc.stdout and f"summary in {out / 'summary.json'}" in proc.stdout
     assert sorted(p.name for p in out.iterdir()) == ["summary.json"]  # the outputs are the topics
     assert len(read_topic(kafka, "local.positions")) == SAMPLE_SUMMARY["positions_kept"]
+
+
+@pytest.mark.parametrize("partitions", [2, 4])
+def test_a_capture_replayed_into_several_partitions_keeps_every_multipart_group_whole(
+    partitions: int, kafka: str, tmp_path: Path
+):
+    # The replay keys each line by its receiver, a later fragment by its group's first: a group is
+    # never split across partitions, whichever lane (source subtask) reads them.
+    topic = f"sample-partitions-{partitions}"
+    replay(kafka, topic, SAMPLE_INPUT, 10000, partitions=partitions)
+    out = tmp_path / "summary-only"
+    proc = run_local(
+        "--bootstrap-servers", kafka, "--topic", topic, "--bounded", "--starting-offsets", "earliest",
+        "--output-topic-prefix", f"parts{partitions}.", "--output", str(out), "--parallelism", "2",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["static_kept"] == SAMPLE_SUMMARY["static_kept"] == 926
+    assert summary["dead_letter"] == {"incomplete_multipart": 1}  # the file run's one
+    assert summary["fragments_joined"] == SAMPLE_SUMMARY["fragments_joined"]
+    assert summary["positions_kept"] == SAMPLE_SUMMARY["positions_kept"]

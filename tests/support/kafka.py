@@ -19,8 +19,9 @@ from tests.support.servers import CLUSTER, FAULT_FEED_COPIES, ROOT, TASKMANAGERS
 FAULT_FEED_LINES = FAULT_FEED_COPIES * 10_000
 
 
-def replay(kafka: str, topic: str, path: Path, lines: int) -> None:
-    """``ais-pipeline replay`` of a capture into a topic; it must report every line."""
+def replay(kafka: str, topic: str, path: Path, lines: int, partitions: int = 1) -> None:
+    """``ais-pipeline replay`` of a capture into a topic (made with ``partitions`` when it is
+    missing); it must report every line."""
     cmd = [
         sys.executable,
         "-m",
@@ -31,6 +32,8 @@ def replay(kafka: str, topic: str, path: Path, lines: int) -> None:
         topic,
         "--bootstrap-servers",
         kafka,
+        "--partitions",
+        str(partitions),
     ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -14,6 +14,7 @@ from ais_pipeline.rules.feeds import (
     MAX_LINE_BYTES,
     FeedUrl,
     LineSplitter,
+    PartitionKeys,
     Resends,
     parse_feed_url,
     raw_line,
@@ -113,3 +114,22 @@ def test_a_whole_payload_gives_its_last_line_without_a_break_and_the_cuts():
     assert LineSplitter.whole(b"a\r\nb") == (["a", "b"], 0)
     assert LineSplitter.whole(b"x" * (MAX_LINE_BYTES + 1)) == (["x" * MAX_LINE_BYTES, "x"], 1)
     assert LineSplitter.whole(b"") == ([], 0)
+
+
+def test_partition_keys_keep_a_receivers_lines_and_a_multipart_group_together():
+    keys = PartitionKeys(keep=2)
+    sample = [  # the bundled sample's first lines (GlobalFishingWatch/ais-listener)
+        r"\s:117,c:1668046497*0A\!AIVDM,1,1,,,369KwSP000<G`Kh0iukScOv00000,0*12",
+        r"\g:1-2-7218,s:117,c:1668046497*74\!AIVDM,2,1,9,,5815Njh2Bah1KL7CGG<HUHu>2222222222222216D@LB>6jm0@CSmSlS,0*62",
+        r"\s:3,c:1668046497*0A\!AIVDM,1,1,,,369KwSP000<G`Kh0iukScOv00000,0*12",
+        r"\g:2-2-7218*51\!AIVDM,2,2,9,,lljFDjp88888880,2*26",
+        "!AIVDM,1,1,,A,15M67FC000G?ufbE`FepT@3n00Sa,0*5C",
+        "1550303566167726840 !AIVDM,1,1,,B,10bb7q@P0lPGHlVMhbl0Qgw>2>`<,0*7F",
+        '{"mmsi": 1}',
+        r"\g:2-2-9999*51\!AIVDM,2,2,9,,lljFDjp88888880,2*26",  # its first fragment unseen
+    ]
+    assert [keys.key(line) for line in sample] == ["117", "117", "3", "117", "", "", "", ""]
+    for i in range(3):  # only the last group ids are remembered
+        keys.key(rf"\g:1-2-{i},s:r{i}*00\!AIVDM,2,1,9,,58,0*62")
+    assert keys.key(r"\g:2-2-0*00\!AIVDM,2,2,9,,ll,2*26") == ""
+    assert keys.key(r"\g:2-2-2*00\!AIVDM,2,2,9,,ll,2*26") == "r2"

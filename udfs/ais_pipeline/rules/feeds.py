@@ -115,6 +115,43 @@ def tag_line(line: str, station: str, received_ms: int) -> str:
     return f"\\{body}*{nmea_checksum(body):02X}\\{line}"
 
 
+class PartitionKeys:
+    """The Kafka record key of each line of a capture, so that a receiver's lines keep their order
+    and a multipart group is never split across partitions: the tag block's receiver (``s:``),
+    ``""`` for a line without one (every such line in one partition, CSV rows with their header);
+    a later fragment of a tag-block group (``g:2-2-<id>``, often without ``s:``) takes its first
+    fragment's key. The group ids seen last are remembered (at most ``keep``)."""
+
+    def __init__(self, keep: int = 65_536) -> None:
+        self._groups: dict[str, str] = {}
+        self._keep = keep
+
+    def key(self, line: str) -> str:
+        start = line.find("\\")
+        if start < 0 or start > line.find("!") >= 0:
+            return ""
+        end = line.find("\\", start + 1)
+        if end < 0:
+            return ""
+        station, group = "", ""
+        for item in line[start + 1 : end].split("*", 1)[0].split(","):
+            name, _, value = item.partition(":")
+            if name == "s":
+                station = value
+            elif name == "g":
+                group = value
+        number, _, rest = group.partition("-")
+        group_id = rest.partition("-")[2]
+        if not group_id:
+            return station
+        if number == "1":
+            if len(self._groups) >= self._keep:
+                self._groups.pop(next(iter(self._groups)))
+            self._groups[group_id] = station
+            return station
+        return self._groups.get(group_id, station)
+
+
 def stamped_on_receipt(line: str) -> bool:
     """Whether a line carries the tag block :func:`tag_line` gives (its time is the receive
     time: the job counts it as timed by ingestion)."""

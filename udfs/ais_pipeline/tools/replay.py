@@ -1,7 +1,10 @@
 """Feed a Kafka topic from a capture: ``ais-pipeline replay FILE --topic T [--rate N]``.
 
-One record per line, the line as the value (no key), in file order, at ``--rate`` lines per
-second or as fast as the broker takes them. Lines are split as the job's file source splits
+One record per line, the line as the value, in file order, at ``--rate`` lines per second or as
+fast as the broker takes them. The key is the line's receiver (the tag block's ``s:``; a later
+fragment of a tag-block group takes its first fragment's), so that over several partitions a
+receiver's lines keep their order and a multipart group stays in one partition
+(:class:`ais_pipeline.rules.feeds.PartitionKeys`). Lines are split as the job's file source splits
 them, so a replayed file and the same file read directly are the same input. Creates the topic
 when it is missing (``--partitions``). Shows a progress bar on a terminal and ends with the count
 of records the broker acknowledged.
@@ -18,6 +21,7 @@ from pathlib import Path
 
 from ais_pipeline.config import kafka_client_properties
 from ais_pipeline.errors import ConfigError, guarded
+from ais_pipeline.rules.feeds import PartitionKeys
 
 # Java client settings that librdkafka (the replay tool's client) does not know; a properties file
 # written for the job may carry them.
@@ -126,10 +130,12 @@ def replay(
     bar = Progress(total, progress)
     started = time.monotonic()
     sent = 0
+    keys = PartitionKeys()
     for line in lines:
+        key = keys.key(line).encode("utf-8")
         while True:
             try:
-                producer.produce(topic, value=line.encode("utf-8"), callback=delivered)
+                producer.produce(topic, value=line.encode("utf-8"), key=key, callback=delivered)
                 break
             except BufferError:  # the local queue is full: let the broker catch up
                 producer.poll(0.1)

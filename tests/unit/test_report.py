@@ -58,6 +58,19 @@ def test_a_vessels_map_shows_the_busiest_window(run_dir: Path, tmp_path: Path):
     assert "tumbling window 2022-11-10T02:14:00.000Z to 2022-11-10T02:15:00.000Z" in page
 
 
+def test_hours_of_a_sliding_window_are_that_windows(run_dir: Path, tmp_path: Path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run, ignore=shutil.ignore_patterns("report"))
+    assert main([str(run), "--window", "sliding"]) == 0  # --color hours, the default
+    page = (run / "report" / "index.html").read_text()
+    windows = final_aggregates(read_jsonl(run / "aggregates"), "sliding")
+    start = busiest(windows)
+    hours = round(sum(a["vessel_hours"] for a in windows[start]), 6)
+    assert f"sliding window {start} to " in page and f"reports, {hours} vessel hours" in page
+
+
 def test_hours_per_ship_type_add_up_to_the_runs_tumbling_hours(run_dir: Path, tmp_path: Path):
     from ais_pipeline.tools.report import draw_types, hours_by_type
 

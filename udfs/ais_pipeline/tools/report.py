@@ -8,7 +8,8 @@ hours|vessels|reports]`` reads the outputs of a file run (``--output DIR``) and 
   to see at the map's span are merged into coarser geohash cells, which the title says. By
   default the vessel hours of the whole run (the final tumbling windows summed: each moment is in
   one tumbling window); ``--color vessels`` or ``reports``: one window, the busiest (most
-  reports) unless ``--start`` names its start (with ``--start``, hours are that window's too);
+  reports) unless ``--start`` names its start (with ``--start``, or ``--window sliding``, whose
+  windows overlap, hours are that one window's too);
 - ``types.png``: the run's vessel hours per ship type category (final tumbling windows);
 - ``duplicates.png``: per minute of event time (one bar from each minute's start, ticks on minute
   boundaries), position reports kept against those dropped as exact duplicates, near duplicates
@@ -373,7 +374,7 @@ def draw_report(
     if not windows:
         raise ConfigError(f"report: {where} has no {window} aggregates")
     tumbling = [a for aggs in final_aggregates(aggregates, "tumbling").values() for a in aggs]
-    if color_by == "hours" and start is None:  # the whole run: each moment is in one tumbling window
+    if color_by == "hours" and start is None and window == "tumbling":  # the whole run: each moment in one
         if not tumbling:
             raise ConfigError(f"report: {where} has no tumbling aggregates")
         aggs = [a for a in tumbling if a.get("vessel_hours")] or tumbling
@@ -390,6 +391,8 @@ def draw_report(
         end = aggs[0]["window_end"]
         reports = sum(a["reports"] for a in aggs)
         title = f"{window} window {chosen} to {end}: {len(aggs)} cells, {reports} reports"
+        if color_by == "hours":
+            title += f", {round(sum(a.get('vessel_hours') or 0.0 for a in aggs), 6)} vessel hours"
     data_precision, precision = max(len(a["cell"]) for a in aggs), picture_precision(aggs)
     map_title = title
     if precision < data_precision:

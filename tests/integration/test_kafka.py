@@ -257,3 +257,17 @@ def test_a_capture_replayed_into_several_partitions_keeps_every_multipart_group_
     assert summary["dead_letter"] == {"incomplete_multipart": 1}  # the file run's one
     assert summary["fragments_joined"] == SAMPLE_SUMMARY["fragments_joined"]
     assert summary["positions_kept"] == SAMPLE_SUMMARY["positions_kept"]
+
+
+def test_a_local_bounded_kafka_run_on_taskmanagers_of_its_own_gives_the_file_runs_summary(kafka: str, tmp_path: Path):
+    replay(kafka, "sample-taskmanagers", SAMPLE_INPUT, 10000, partitions=2)
+    out = tmp_path / "summary-only"
+    proc = run_local(
+        "--bootstrap-servers", kafka, "--topic", "sample-taskmanagers", "--bounded", "--starting-offsets", "earliest",
+        "--output-topic-prefix", "tms.", "--output", str(out), "--taskmanagers", "2", "--parallelism", "2",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    figures = ("lines", "positions_kept", "static_kept", "duplicates_exact", "fragments_joined", "dead_letter")
+    assert {k: summary[k] for k in figures} == {k: SAMPLE_SUMMARY[k] for k in figures}
+    assert len(read_topic(kafka, "tms.positions")) == SAMPLE_SUMMARY["positions_kept"]

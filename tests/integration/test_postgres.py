@@ -421,3 +421,49 @@ def test_kafka_into_postgres_with_the_database_restarted_holds_the_uninterrupted
     postgres_server.run("start")
     assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=400) == "FINISHED"
     assert in_tables(target, revisions=False) == as_stored(oracle, revisions=False)
+
+
+def test_without_postgis_one_line_says_so_and_the_tables_work_without_geometry(
+    postgres_server: PostgresServer, fixtures: Path, tmp_path: Path
+):
+    # A role that may not create the extension (PostGIS is not a trusted extension): a server
+    # whose owner did not enable it for you is the same to the job as one without it.
+    with postgres.connect(postgres_server.target("ais")) as conn:
+        conn.execute("DROP DATABASE IF EXISTS no_postgis WITH (FORCE)")
+        conn.execute("DROP ROLE IF EXISTS plain_user")
+        conn.execute("CREATE ROLE plain_user LOGIN PASSWORD 'plain-secret'")
+        conn.execute("CREATE DATABASE no_postgis OWNER plain_user")
+    url = f"postgresql://plain_user@127.0.0.1:{postgres_server.port}/no_postgis"
+    env = dict(os.environ, PGPASSWORD="plain-secret")
+    out = tmp_path / "out"
+    done = cli(
+        "run", "--input", str(fixtures / "aisnet__Ais1000Lines.nm4"), "--output", str(out), "--web-ui-port", "0",
+        "--postgres", url, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if "PostGIS" in line]
+    assert len(said) == 1 and said[0].startswith(f"PostgreSQL at {url}: PostGIS not enabled ("), said
+    assert said[0].endswith("): the tables get no geometry columns") and "plain-secret" not in done.stderr
+    target = postgres.parse_url(url, environ={"PGPASSWORD": "plain-secret"})
+    with postgres.connect(target) as conn:
+        columns = {r[0] for r in conn.execute("SELECT column_name FROM information_schema.columns").fetchall()}
+    assert "geom" not in columns and "cell_geom" not in columns
+    stored = postgres.read_outputs(target, ("positions", "aggregates"))
+    assert len(stored["positions"]) == 743
+    assert len(stored["aggregates"]) == len(final_aggregates(read_jsonl(out / "aggregates")))
+
+
+def test_a_run_on_taskmanagers_of_its_own_writes_postgresql_as_the_mini_cluster_does(
+    postgres_server: PostgresServer, fixtures: Path, tmp_path: Path
+):
+    target = postgres_server.create_database("taskmanagers")
+    env = dict(os.environ, PGPASSWORD=postgres_server.password)
+    out = tmp_path / "out"
+    done = cli(
+        "run", "--input", str(fixtures / "aisnet__Ais1000Lines.nm4"), "--output", str(out), "--web-ui-port", "0",
+        "--taskmanagers", "2", "--parallelism", "2", "--postgres", postgres_server.url("taskmanagers"), env=env,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert in_tables(target, revisions=False) == as_stored(out, revisions=False)
+    assert len(postgres.read_outputs(target, ("positions",))["positions"]) == 743

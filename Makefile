@@ -44,21 +44,21 @@ plain: setup
 	$(PY) -m ais_pipeline.tools.plain --output out/sample-plain $(ARGS)
 
 lint: setup
-	$(VENV)/bin/ruff check udfs jobs tests java/maven_backend.py
-	$(VENV)/bin/ruff format --check udfs jobs tests java/maven_backend.py
+	$(VENV)/bin/ruff check udfs jobs tests bench java/maven_backend.py
+	$(VENV)/bin/ruff format --check udfs jobs tests bench java/maven_backend.py
 	$(VENV)/bin/mypy
 
 # The benchmark: decode-only ceiling, plain loop, job at parallelism 1 and 2, on seeded feeds of
 # 100,000 and 400,000 lines, and a NOAA day of 1,000,000 rows (.csv.zst) beside a pandas loop,
 # twice each; writes the tables into docs/performance.md
-# (udfs/ais_pipeline/tools/bench.py); then the live feeds: the relay TCP->Kafka, the job's UDP
-# input at 10,000 lines/s, its memory over 16 minutes, into docs/live-feeds.md (tools/bench_live.py);
+# (bench/files.py); then the live feeds: the relay TCP->Kafka, the job's UDP
+# input at 10,000 lines/s, its memory over 16 minutes, into docs/live-feeds.md (bench/live.py);
 # then scaling: the Kafka job on the standalone cluster (two one-slot TaskManagers) at parallelism
-# 1 and 2 (tools/bench_scale.py).
+# 1 and 2 (bench/scale.py).
 bench: setup
-	$(PY) -m ais_pipeline.tools.bench --write-docs $(ARGS)
-	$(PY) -m ais_pipeline.tools.bench_live --write-docs
-	$(PY) -m ais_pipeline.tools.bench_scale --write-docs
+	$(PY) -m bench.files --write-docs $(ARGS)
+	$(PY) -m bench.live --write-docs
+	$(PY) -m bench.scale --write-docs
 
 # The Java operators on Flink's test harnesses, against the golden cases in tests/golden/.
 test-java: setup

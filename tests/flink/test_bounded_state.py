@@ -30,7 +30,7 @@ def test_dedup_state_levels_off_while_vessels_come_and_go(tmp_path: Path):
 
     feed = tmp_path / "feed.nmea"
     with feed.open("w") as fh:
-        cmd = [sys.executable, "-m", "ais_pipeline.tools.make_feed", "--copies", "8", "--new-vessels"]
+        cmd = [sys.executable, "-m", "bench.make_feed", "--copies", "8", "--new-vessels"]
         subprocess.run(cmd, stdout=fh, check=True)
     plain = PlainPipeline(PipelineConfig(input_path=feed, static_ttl_s=300))
     plain.feed(read_lines(feed))  # no end of input: the watermark stops where the job's does

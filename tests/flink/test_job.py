@@ -141,7 +141,7 @@ def test_benchmark_feed_matches_the_plain_pipeline(parallelism: int, tmp_path: P
     benchmark compares implementations of the same thing."""
     feed = tmp_path / "bench.nmea"
     with feed.open("w") as fh:
-        cmd = [sys.executable, "-m", "ais_pipeline.tools.gen_feed", "--lines", "20000", "--seed", "7"]
+        cmd = [sys.executable, "-m", "bench.gen_feed", "--lines", "20000", "--seed", "7"]
         subprocess.run(cmd, stdout=fh, check=True)
     out, oracle = tmp_path / "out", tmp_path / "oracle"
     summary = run_job(feed, out, "--parallelism", str(parallelism))

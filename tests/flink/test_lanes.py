@@ -13,7 +13,7 @@ import pytest
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.files import read_jsonl, read_lines
 from ais_pipeline.rules.plain import run_plain
-from ais_pipeline.tools.gen_feed import generate
+from bench.gen_feed import generate
 from tests.support.jobs import final, run_job, run_oracle
 
 pytestmark = pytest.mark.flink

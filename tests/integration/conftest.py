@@ -97,7 +97,7 @@ def feed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("feed") / "feed50k.nmea"
     with path.open("w") as out:
         subprocess.run(
-            [sys.executable, "-m", "ais_pipeline.tools.make_feed", "--copies", str(FAULT_FEED_COPIES)],
+            [sys.executable, "-m", "bench.make_feed", "--copies", str(FAULT_FEED_COPIES)],
             stdout=out,
             check=True,
         )

@@ -39,10 +39,10 @@ COMMANDS = [
     ["ais_pipeline.cli", "replay"],
     ["ais_pipeline.cli", "relay"],
     ["ais_pipeline.tools.plain"],
-    ["ais_pipeline.tools.bench"],
-    ["ais_pipeline.tools.make_feed"],
-    ["ais_pipeline.tools.gen_feed"],
-    ["ais_pipeline.tools.state_over_time"],
+    ["bench.files"],
+    ["bench.make_feed"],
+    ["bench.gen_feed"],
+    ["bench.state_over_time"],
 ]
 
 

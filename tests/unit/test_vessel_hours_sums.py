@@ -27,7 +27,7 @@ pytestmark = pytest.mark.unit
 def bench_feed(tmp_path: Path) -> Path:
     feed = tmp_path / "bench.nmea"
     with feed.open("w") as fh:
-        cmd = [sys.executable, "-m", "ais_pipeline.tools.gen_feed", "--lines", "20000", "--seed", "7"]
+        cmd = [sys.executable, "-m", "bench.gen_feed", "--lines", "20000", "--seed", "7"]
         subprocess.run(cmd, stdout=fh, check=True)
     return feed
 

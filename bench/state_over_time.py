@@ -1,9 +1,9 @@
 """State over a long replay: does the dedup state level off while vessels come and go?
 
-    python -m ais_pipeline.tools.state_over_time --copies 40 --out docs/state-over-time
+    python -m bench.state_over_time --copies 40 --out docs/state-over-time
 
 Generates a feed of COPIES x 10,000 lines (the bundled capture, every copy 330 s later and other
-vessels: ais_pipeline.tools.make_feed --new-vessels), runs the job on it in a local mini-cluster watching
+vessels: bench.make_feed --new-vessels), runs the job on it in a local mini-cluster watching
 a directory (unbounded, so nothing is flushed at the end), and samples through the REST API every
 second: the dedup operator's `dedup_keys_held` gauge, its watermark, and the size of the latest
 completed checkpoint. Writes OUT.csv and OUT.png (keys held and checkpoint size against event
@@ -82,7 +82,7 @@ def run(copies: int, static_ttl: int, out: Path) -> list[dict[str, float]]:
     feed = work / "turnover.nmea"
     with feed.open("w") as fh:
         subprocess.run(
-            [sys.executable, "-m", "ais_pipeline.tools.make_feed", "--copies", str(copies), "--new-vessels"],
+            [sys.executable, "-m", "bench.make_feed", "--copies", str(copies), "--new-vessels"],
             stdout=fh,
             check=True,
         )

@@ -1,13 +1,13 @@
 """The benchmark behind `make bench`: the same seeded feed through every alternative, as whole
 processes, several times each.
 
-    python -m ais_pipeline.tools.bench [--sizes 50000,200000] [--repeat 2] [--parallelism 1,2] [--write-docs]
+    python -m bench.files [--sizes 50000,200000] [--repeat 2] [--parallelism 1,2] [--write-docs]
 
 Alternatives: the pyais decode-only loop (every single-sentence line decoded, nothing else: the
 ceiling for this decoder), the plain single-process implementation of the spec
 (`python -m ais_pipeline.tools.plain`), and the Flink job in a local mini-cluster at each parallelism
 and, at each parallelism N above 1, on N local TaskManager processes (`--taskmanagers N`), with
-checkpointing on as flink-conf/ sets it. Feeds come from ais_pipeline.tools.gen_feed (seed 1) and are
+checkpointing on as flink-conf/ sets it. Feeds come from bench.gen_feed (seed 1) and are
 cached in out/bench/. Prints lines/s, peak RSS, and the ratios job/plain and job/decode; with
 --write-docs the table replaces the one between the bench markers of docs/performance.md, with the machine it
 ran on.
@@ -41,9 +41,7 @@ def feed(size: int) -> Path:
     if not path.exists():
         OUT.mkdir(parents=True, exist_ok=True)
         with path.open("w") as fh:
-            subprocess.run(
-                [PY, "-m", "ais_pipeline.tools.gen_feed", "--lines", str(size), "--seed", "1"], stdout=fh, check=True
-            )
+            subprocess.run([PY, "-m", "bench.gen_feed", "--lines", str(size), "--seed", "1"], stdout=fh, check=True)
     return path
 
 
@@ -55,7 +53,7 @@ def noaa_feed(rows: int) -> Path:
 
         OUT.mkdir(parents=True, exist_ok=True)
         made = subprocess.run(
-            [PY, "-m", "ais_pipeline.tools.gen_feed", "--format", "noaa", "--lines", str(rows), "--seed", "1"],
+            [PY, "-m", "bench.gen_feed", "--format", "noaa", "--lines", str(rows), "--seed", "1"],
             capture_output=True, check=True,
         )  # fmt: skip
         path.write_bytes(zstandard.ZstdCompressor(level=3).compress(made.stdout))
@@ -271,7 +269,7 @@ def run_csv(rows_wanted: int, repeat: int, parallelisms: list[int]) -> list[dict
     plain_out = Path(tempfile.mkdtemp(prefix="bench-plain-"))
     alternatives: list[tuple[str, list[str], bool]] = [
         ("zstd and CSV parse only (Python)", [PY, __file__, "--parse-only", str(path)], False),
-        ("pandas, vectorised", [PY, "-m", "ais_pipeline.tools.pandas_loop", str(path)], False),
+        ("pandas, vectorised", [PY, "-m", "bench.pandas_loop", str(path)], False),
     ]
     plain = [PY, "-m", "ais_pipeline.tools.plain", "--input", str(path), "--output", str(plain_out)]
     alternatives.append(("plain Python loop", plain, False))

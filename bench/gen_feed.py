@@ -2,8 +2,8 @@
 static reports, fan-in of shore receivers, late satellite copies, a redelivered block and a few
 malformed lines, in arrival order.
 
-    python -m ais_pipeline.tools.gen_feed --lines 100000 --seed 1 > out/bench-100k.nmea
-    python -m ais_pipeline.tools.gen_feed --format noaa --lines 1000000 --seed 1 > out/ais-2026-01-01.csv
+    python -m bench.gen_feed --lines 100000 --seed 1 > out/bench-100k.nmea
+    python -m bench.gen_feed --format noaa --lines 1000000 --seed 1 > out/ais-2026-01-01.csv
 
 - Vessels: 70 % Class A (type 1/3 every 10 s under way, every 3 min at anchor; type 5 in two
   sentences with a tag-block group every 6 min), 30 % Class B (type 18 every 30 s; type 24 parts

@@ -1,7 +1,7 @@
 """Scaling out, measured: the Kafka job on the standalone cluster of ``scripts/cluster.sh`` (two
 TaskManagers of one slot each) reading a topic of two partitions, at parallelism 1 and 2.
 
-    python -m ais_pipeline.tools.bench_scale [--lines 400000] [--write-docs]
+    python -m bench.scale [--lines 400000] [--write-docs]
 
 The benchmark feed is replayed into a 2-partition topic of a local KRaft broker; the job runs
 ``--bounded`` from the earliest offsets at each parallelism. Its steady-state rate is read from
@@ -27,8 +27,8 @@ from typing import Any
 
 from ais_pipeline.pipeline.progress import metric_query
 from ais_pipeline.resources import CHECKOUT as ROOT
-from ais_pipeline.tools.bench import feed, machine, write_between_markers
-from ais_pipeline.tools.bench_live import BROKER_PIDS, kafka_broker
+from bench.files import feed, machine, write_between_markers
+from bench.live import BROKER_PIDS, kafka_broker
 
 PY = sys.executable
 CLUSTER = ROOT / "scripts" / "cluster.sh"
@@ -152,7 +152,7 @@ def main() -> int:
         finally:
             subprocess.run(["bash", str(CLUSTER), "stop"], capture_output=True, timeout=300)
     text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`"
-    text += " (`python -m ais_pipeline.tools.bench_scale`):"
+    text += " (`python -m bench.scale`):"
     text += "\n\n" + table(lines, rows)
     print(text)
     if args.write_docs:

@@ -2,8 +2,8 @@
 k x 330 s of event time (the sample spans 325 s) and with its tag-block group ids offset, so the
 copies are new traffic rather than duplicates of each other.
 
-    python -m ais_pipeline.tools.make_feed --copies 15 > out/feed150k.nmea
-    python -m ais_pipeline.tools.make_feed --copies 40 --new-vessels > out/turnover.nmea
+    python -m bench.make_feed --copies 15 > out/feed150k.nmea
+    python -m bench.make_feed --copies 40 --new-vessels > out/turnover.nmea
 
 With --new-vessels every copy is other vessels too (MMSIs offset in the payload, checksums
 recomputed): vessels come and go, as over hours of real traffic, instead of the same ones

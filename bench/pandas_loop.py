@@ -1,7 +1,7 @@
 """What a data engineer would write instead of the job for a NOAA day: pandas, whole columns at a
 time, the same dedup and windows. The benchmark runs it beside the job on the same rows.
 
-    python -m ais_pipeline.tools.pandas_loop ais-2026-01-01.csv.zst      # needs pandas (the dev extra)
+    python -m bench.pandas_loop ais-2026-01-01.csv.zst      # needs pandas (the dev extra)
 
 The same rules, vectorised: rows that do not parse are dropped (counted); an exact duplicate is a
 row whose identity (MMSI, time, position at 5 decimals, SOG, COG, heading) came before; a row

@@ -1,7 +1,7 @@
 """The live-feed part of `make bench`: the relay from TCP into a local Kafka broker, the job's own
 UDP input at a set rate, and the job's memory over a long stream.
 
-    python -m ais_pipeline.tools.bench_live [--relay-lines 400000] [--udp-rate 10000 --udp-seconds 60]
+    python -m bench.live [--relay-lines 400000] [--udp-rate 10000 --udp-seconds 60]
                                             [--memory-rate 2000 --memory-minutes 16] [--write-docs]
 
 - **Relay, TCP -> Kafka.** A TCP server sends the benchmark feed as fast as the relay reads it;
@@ -43,7 +43,7 @@ from typing import Any
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.pipeline.progress import metric_query
 from ais_pipeline.resources import CHECKOUT as ROOT
-from ais_pipeline.tools.bench import _tree_rss_kb, feed, machine, write_between_markers
+from bench.files import _tree_rss_kb, feed, machine, write_between_markers
 
 PY = sys.executable
 DOCS = ROOT / "docs" / "live-feeds.md"
@@ -323,7 +323,7 @@ def main() -> int:
         memory = memory_over_time(lines, args.memory_rate, args.memory_minutes, args.memory_slide_size)
         print(json.dumps(memory), flush=True)
     text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`"
-    text += " (`python -m ais_pipeline.tools.bench_live`):"
+    text += " (`python -m bench.live`):"
     text += "\n\n" + table(relay, udp, memory)
     print(text)
     if args.write_docs:

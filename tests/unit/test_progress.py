@@ -11,10 +11,10 @@ from ais_pipeline.pipeline.progress import END_OF_INPUT, RecentRate, Snapshot, d
 pytestmark = pytest.mark.unit
 
 
-def test_a_file_run_shows_lines_of_the_total_rate_watermark_and_counts():
-    snap = Snapshot(lines=12345, kept=7000, duplicates=881, late=3, watermark_ms=1668046439999)
-    assert describe(snap, 4321.6, 100000) == (
-        "12,345 of 100,000 lines, 4,322 lines/s, watermark 2022-11-10T02:13:59.999Z, kept 7,000 dup 881 late 3"
+def test_a_file_run_shows_lines_its_share_of_the_input_rate_watermark_and_counts():
+    snap = Snapshot(lines=12345, bytes=987_000, kept=7000, duplicates=881, late=3, watermark_ms=1668046439999)
+    assert describe(snap, 4321.6, 2_000_000) == (
+        "12,345 lines (49% of the input), 4,322 lines/s, watermark 2022-11-10T02:13:59.999Z, kept 7,000 dup 881 late 3"
     )
 
 
@@ -44,3 +44,14 @@ def test_metric_ids_of_an_operator_named_after_an_mqtt_topic_filter_survive_the_
     query = metric_query(ids)
     assert "#" not in query and "/" not in query
     assert [urllib.parse.unquote(i) for i in query.split(",")] == ids
+
+
+def test_the_progress_whole_is_the_size_of_plain_files_and_none_for_an_archive(tmp_path):
+    from ais_pipeline.files import input_bytes
+
+    (tmp_path / "a.nmea").write_text("x" * 10)
+    (tmp_path / "b.nmea").write_text("y" * 5)
+    (tmp_path / ".hidden").write_text("z" * 100)  # not read, as the job's source does not
+    assert input_bytes(tmp_path) == 15 and input_bytes(tmp_path / "a.nmea") == 10
+    (tmp_path / "c.nmea.zst").write_bytes(b"\x28\xb5\x2f\xfd")
+    assert input_bytes(tmp_path) is None  # its lines are known once the job has read it, not before

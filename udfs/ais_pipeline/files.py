@@ -34,6 +34,19 @@ def input_files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
 
 
+COMPRESSED = (".gz", ".gzip", ".bz2", ".xz", ".zst", ".zip")
+
+
+def input_bytes(path: Path) -> int | None:
+    """The size of a run's input, when it is plain text (the progress line's whole; the job counts
+    the bytes of the lines it reads against it); None when a file is compressed: its lines are not
+    known until the job has read it, and the run does not read it twice."""
+    files = input_files(path)
+    if any(f.name.lower().endswith(COMPRESSED) for f in files):
+        return None
+    return sum(f.stat().st_size for f in files)
+
+
 def read_lines(path: Path) -> Iterable[str]:
     """The lines of a file or directory as the job's source reads them (:func:`read_file_lines`),
     the files of a directory in name order."""

@@ -42,10 +42,11 @@ class Stopped(Exception):
 @dataclass(frozen=True)
 class LocalJob:
     """A job on a local cluster: where its REST API is (the progress line, the drain), and the
-    lines of its input when they are known (a file run that does not follow its directory)."""
+    size of its input in bytes when it is known (a file run of plain files that does not follow
+    its directory)."""
 
     rest_port: int
-    total_lines: int | None = None
+    total_bytes: int | None = None
 
     @property
     def rest(self) -> str:
@@ -88,7 +89,7 @@ def execute(env: StreamExecutionEnvironment, name: str, local: LocalJob, drain_t
     job = env.execute_async(name)
     done = job.get_job_execution_result()
     job_id = str(job.get_job_id())
-    line = ProgressLine(local.rest, job_id, local.total_lines)
+    line = ProgressLine(local.rest, job_id, local.total_bytes)
     try:
         while not done.done():
             line.update()

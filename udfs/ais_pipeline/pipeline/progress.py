@@ -1,5 +1,6 @@
 """The progress of a local run, read from its web UI's REST API while the job runs: lines read
-(of how many, for files), lines/s, the watermark as a time, positions kept, duplicates and late
+(and the share of the input, for plain files: the bytes of the lines read of the files' size),
+lines/s, the watermark as a time, positions kept, duplicates and late
 reports so far, and for Kafka the consumer lag. On a terminal one refreshing line (tqdm), else a
 log line every ``LOG_EVERY_S`` seconds.
 
@@ -29,6 +30,7 @@ RATE_OVER_S = 10.0
 # operator metric -> figure; the parse operator counts lines, the dedup operator the rest.
 COUNTERS = {
     "lines": "lines",
+    "input_bytes": "bytes",
     "positions_kept": "kept",
     "duplicates_exact": "duplicates",
     "duplicates_near": "duplicates",
@@ -45,6 +47,7 @@ class Snapshot:
     """What the job has done so far."""
 
     lines: int = 0
+    bytes: int = 0  # of the lines read, each with its line break
     kept: int = 0
     duplicates: int = 0
     late: int = 0
@@ -52,9 +55,11 @@ class Snapshot:
     lag: int | None = None  # Kafka: records behind the end of the topic
 
 
-def describe(snap: Snapshot, lines_per_s: float, total: int | None) -> str:
+def describe(snap: Snapshot, lines_per_s: float, total_bytes: int | None) -> str:
     """The progress line (without the bar that tqdm draws on a terminal)."""
-    read = f"{snap.lines:,} of {total:,} lines" if total is not None else f"{snap.lines:,} lines"
+    read = f"{snap.lines:,} lines"
+    if total_bytes:
+        read += f" ({min(100, 100 * snap.bytes // total_bytes)}% of the input)"
     parts = [read, f"{lines_per_s:,.0f} lines/s"]
     if snap.watermark_ms is None:
         watermark = "-"
@@ -153,9 +158,9 @@ class RecentRate:
 class ProgressLine:
     """Shows a running job's progress: call :meth:`update` often (it polls once a second)."""
 
-    def __init__(self, base: str, job_id: str, total_lines: int | None, terminal: bool | None = None) -> None:
+    def __init__(self, base: str, job_id: str, total_bytes: int | None, terminal: bool | None = None) -> None:
         self.metrics = JobMetrics(base, job_id)
-        self.total = total_lines
+        self.total = total_bytes
         self.terminal = sys.stderr.isatty() if terminal is None else terminal
         self.started = time.monotonic()
         self._polled = self.started
@@ -164,7 +169,9 @@ class ProgressLine:
         if self.terminal:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total_lines, unit=" lines", ncols=terminal_width(), leave=False, file=sys.stderr)
+            self._bar = tqdm(
+                total=total_bytes, unit="B", unit_scale=True, ncols=terminal_width(), leave=False, file=sys.stderr
+            )
 
     def update(self) -> None:
         now = time.monotonic()
@@ -178,8 +185,8 @@ class ProgressLine:
             return
         rate = self._rate.update(now, snap.lines)
         if self._bar is not None:
-            self._bar.n = snap.lines
-            self._bar.set_postfix_str(describe(snap, rate, None).split(", ", 2)[2], refresh=False)
+            self._bar.n = min(snap.bytes, self.total) if self.total else snap.bytes
+            self._bar.set_postfix_str(describe(snap, rate, None), refresh=False)
             self._bar.refresh()
         else:
             log.info("progress: %s", describe(snap, rate, self.total))

@@ -113,7 +113,7 @@ class FileRun:
         what = f"kafka:{config.topic}" if self.kafka else config.input_feed or str(config.input_path)
         record = RunRecord(config, what)
         unbounded = config.follow or self.kafka or bool(config.input_feed)
-        total = None if unbounded else files.count_input_lines(config.input_path)
+        total = None if unbounded else files.input_bytes(config.input_path)
         name = f"ais-pipeline {config.topic}" if self.kafka else "ais-pipeline"
         started = time.monotonic()
         stopped: Stopped | None = None

@@ -3,6 +3,7 @@ package ais.flink;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -30,6 +31,7 @@ public final class LineBatches extends Batching<String, Row> {
 
     private transient List<String> lines;
     private transient int lane;
+    private transient Counter inputBytes;
 
     public LineBatches(int maxLines, long maxDelayMillis) {
         super(maxLines, maxDelayMillis);
@@ -39,6 +41,9 @@ public final class LineBatches extends Batching<String, Row> {
     public void open() throws Exception {
         super.open();
         lines = new ArrayList<>(maxRecords);
+        // The size of the lines read, each with its line break (one byte a character: the progress
+        // line's share of a plain input's size).
+        inputBytes = getMetricGroup().counter("input_bytes");
         lane =
                 laneKey(
                         getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
@@ -59,7 +64,9 @@ public final class LineBatches extends Batching<String, Row> {
 
     @Override
     public void processElement(StreamRecord<String> element) {
-        lines.add(element.getValue());
+        String line = element.getValue();
+        lines.add(line);
+        inputBytes.inc(line.length() + 1);
         held();
     }
 

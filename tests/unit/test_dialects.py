@@ -120,6 +120,8 @@ def test_the_dialects_are_told_apart_by_their_keys():
     assert dialect_of({"class": "AIS", "device": "AIS-catcher", "scaled": True}) == "aiscatcher"
     assert dialect_of({"class": "AIS", "scaled": False, "mmsi": 1}) == "gpsd"
     assert dialect_of({"class": "TPV"}) == "gpsd"
+    # The job's own JSON with a field named class (a transceiver class) is the job's own.
+    assert dialect_of({"mmsi": 1, "timestamp": 0, "class": "A"}) == "json"
     assert dialect_of({"mmsi": 1, "timestamp": 0}) == "json"
     assert dialect_of({"vessel": 1}) is None
 

@@ -57,6 +57,11 @@ NAMES = {
     GPSDIO: "gpsdio JSON",
 }
 MAX_LINE_CHARS = 4096
+# The classes of gpsd's JSON reports (gpsd_json(5)): AIS, and the others, which are not AIS.
+GPSD_CLASSES = frozenset(
+    {"AIS", "TPV", "SKY", "GST", "ATT", "IMU", "TOFF", "PPS", "OSC", "VERSION", "DEVICES", "DEVICE", "WATCH",
+     "POLL", "ERROR", "RAW", "RTCM2", "RTCM3", "SUBFRAME", "GPSD"}
+)  # fmt: skip
 
 
 class _Bad(ValueError):
@@ -71,7 +76,7 @@ def dialect_of(obj: dict[str, object]) -> str | None:
         return GPSDIO
     if "nmea" in obj or obj.get("device") == "AIS-catcher":
         return AISCATCHER
-    if isinstance(obj.get("class"), str):  # gpsd's AIS, and its TPV, SKY, VERSION, ... reports
+    if obj.get("class") in GPSD_CLASSES:  # gpsd's AIS, and its TPV, SKY, VERSION, ... reports
         return GPSD
     if "mmsi" in obj:
         return OWN

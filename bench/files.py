@@ -5,7 +5,9 @@ processes, several times each.
 
 Alternatives: the pyais decode-only loop (every single-sentence line decoded, nothing else: the
 ceiling for this decoder), the plain single-process implementation of the spec
-(`python -m ais_pipeline.tools.plain`), and the Flink job in a local mini-cluster at each parallelism
+(`python -m ais_pipeline.tools.plain`), the lean loop written for speed (`python -m
+bench.lean_loop`: the same outputs, windows added up at the end; the speed baseline), and the
+Flink job in a local mini-cluster at each parallelism
 and, at each parallelism N above 1, on N local TaskManager processes (`--taskmanagers N`), with
 checkpointing on as flink-conf/ sets it. Feeds come from bench.gen_feed (seed 1) and are
 cached in out/bench/. Prints lines/s, peak RSS, and the ratios job/plain and job/decode; with
@@ -33,6 +35,7 @@ from ais_pipeline.resources import CHECKOUT as ROOT
 
 OUT = ROOT / "out" / "bench"
 STARTUP_LINES = 1_000
+LEAN = "lean Python loop (the speed baseline)"
 PY = sys.executable
 
 
@@ -213,6 +216,11 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str
                 [PY, "-m", "ais_pipeline.tools.plain", "--input", str(path), "--output", str(plain_out)],
                 False,
             ),
+            (
+                LEAN,
+                [PY, "-m", "bench.lean_loop", "--input", str(path), "--output", str(plain_out)],
+                False,
+            ),
         ]
         for name, flags in job_variants(parallelisms):
             out = Path(tempfile.mkdtemp(prefix="bench-"))
@@ -273,6 +281,8 @@ def run_csv(rows_wanted: int, repeat: int, parallelisms: list[int]) -> list[dict
     ]
     plain = [PY, "-m", "ais_pipeline.tools.plain", "--input", str(path), "--output", str(plain_out)]
     alternatives.append(("plain Python loop", plain, False))
+    lean = [PY, "-m", "bench.lean_loop", "--input", str(path), "--output", str(plain_out)]
+    alternatives.append((LEAN, lean, False))
     for p in parallelisms:
         out = Path(tempfile.mkdtemp(prefix="bench-"))
         job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
@@ -316,9 +326,9 @@ def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float]] | N
     starts = starts or {}
     out = [
         "| feed lines | run | seconds (each run) | lines/s (median) | peak RSS (process tree) "
-        "| state per vessel held | speed vs plain | share of the 2-core decode ceiling "
+        "| state per vessel held | speed vs plain | speed vs lean | share of the 2-core decode ceiling "
         "| CPU us per line (process tree) | steady state: CPU us per line, lines/s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     by_size: dict[int, dict[str, float]] = {}
     for r in rows:
@@ -329,6 +339,7 @@ def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float]] | N
         walls = r["walls"]
         median = statistics.median(walls)
         plain = by_size[lines]["plain Python loop"]
+        lean = by_size[lines][LEAN]
         decode = by_size[lines]["pyais decode only"]
         state = f"{r['state']:,.0f} B" if r.get("state") else ""
         cpu = statistics.median(r["cpu"]) if r.get("cpu") else 0.0
@@ -342,7 +353,7 @@ def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float]] | N
             )
         out.append(
             f"| {lines:,} | {r['name']} | {', '.join(f'{w:.1f}' for w in walls)} | {lines / median:,.0f} | "
-            f"{r['rss']:.0f} MB | {state} | {plain / median:.2f} | {decode / 2 / median:.2f} | "
+            f"{r['rss']:.0f} MB | {state} | {plain / median:.2f} | {lean / median:.2f} | {decode / 2 / median:.2f} | "
             f"{cpu / lines * 1e6:.1f} | {steady} |"
         )
     if starts:

@@ -244,3 +244,26 @@ def test_every_line_of_a_real_capture_is_accounted_for_exactly_once():
         summary = files.summarize(result.tallies, len(lines), Path(tmp))
     assert summary["lines"] == summary["accounted_lines"] == 10000
     assert (summary["positions_kept"], summary["duplicates_exact"], summary["static_kept"]) == (7294, 881, 926)
+
+
+def test_the_lean_loop_gives_the_plain_loops_records_and_final_aggregates(fixtures: Path):
+    # The benchmark's speed baseline (bench/lean_loop.py) must do the same work.
+    from ais_pipeline.files import read_lines
+    from bench.lean_loop import LeanPipeline
+
+    path = fixtures / "aisnet__Ais1000Lines.nm4"
+    config = PipelineConfig(input_path=path)
+    plain = run_plain(config, list(read_lines(path)), now_ms=(T0 + 86_400 * 3000) * 1000)
+    lean = LeanPipeline(config, now_ms=(T0 + 86_400 * 3000) * 1000)
+    lean.feed(read_lines(path))
+    result = lean.finish()
+    for name in ("positions", "static", "late", "dead_letter"):
+        assert sorted(result.named()[name]) == sorted(plain.named()[name]), name
+
+    def finals(records: list[str]) -> dict[Any, Any]:
+        aggregates = [json.loads(r) for r in records]
+        return {
+            k: {f: v for f, v in a.items() if f != "revision"} for k, a in outputs.final_aggregates(aggregates).items()
+        }
+
+    assert finals(result.aggregates) == finals(plain.aggregates) and len(result.aggregates) > 1000

@@ -1,6 +1,6 @@
 """Dedup state stays bounded while vessels come and go: the job watches a directory (unbounded, so
 nothing is flushed at the end) holding 80,000 lines in which every 330 s of event time brings
-other vessels (ais_pipeline/tools/make_feed.py --new-vessels), with a static TTL of 300 s. Vessels silent for
+other vessels (bench/make_feed.py --new-vessels), with a static TTL of 300 s. Vessels silent for
 longer than the retention (the dedup TTL plus the sliding window, lateness and out-of-orderness:
 19 min here) are dropped by event-time timers, so the keys held, read from the
 `dedup_keys_held` gauge through the REST API, are those the plain pipeline holds at the same
@@ -18,7 +18,7 @@ import pytest
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.files import read_lines
 from ais_pipeline.rules.plain import PlainPipeline
-from ais_pipeline.tools import state_over_time
+from bench import state_over_time
 
 pytestmark = pytest.mark.flink
 

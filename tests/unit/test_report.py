@@ -164,3 +164,19 @@ def test_minute_steps_keep_at_most_fifteen_labels():
     from ais_pipeline.tools.report import minute_step
 
     assert [minute_step(n) for n in (7, 15, 16, 60, 200, 1440)] == [1, 1, 2, 5, 15, 120]
+
+
+def test_a_store_of_runs_with_other_windows_is_drawn_from_one_configuration():
+    from ais_pipeline.tools.report import one_configuration
+
+    def agg(kind: str, size: int, start: str) -> dict[str, object]:
+        return {"window": kind, "window_seconds": size, "slide_seconds": 60 if kind == "sliding" else size,
+                "precision": 6, "cell": "u4pruy", "window_start": start}  # fmt: skip
+
+    one_run = [agg("tumbling", 60, "a"), agg("tumbling", 60, "b"), agg("sliding", 900, "a")]
+    assert one_configuration(one_run) == (one_run, "")
+    mixed = [*one_run, agg("tumbling", 300, "a")]
+    assert one_configuration(mixed) == (
+        one_run,
+        "sliding 900 s (slide 60 s), geohash precision 6; tumbling 60 s (slide 60 s), geohash precision 6",
+    )

@@ -61,6 +61,29 @@ def final_aggregates(aggregates: list[dict[str, Any]], window: str) -> dict[str,
     return dict(sorted(by_start.items()))
 
 
+def one_configuration(aggregates: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """Per window kind, the aggregates of one configuration (size, slide, geohash precision), the
+    one with the most of them, when a store holds runs with several; and, then, which ones they
+    are ("" when each kind has one, or the records do not say)."""
+    counts: dict[tuple[Any, ...], int] = {}
+    for a in aggregates:
+        key = (a["window"], a.get("window_seconds"), a.get("slide_seconds"), a.get("precision"))
+        counts[key] = counts.get(key, 0) + 1
+    chosen: dict[Any, tuple[Any, ...]] = {}
+    for key in sorted(counts, key=lambda k: (-counts[k], str(k))):
+        chosen.setdefault(key[0], key)
+    if len(chosen) == len(counts):
+        return aggregates, ""
+    keep = set(chosen.values())
+    kept = [
+        a
+        for a in aggregates
+        if (a["window"], a.get("window_seconds"), a.get("slide_seconds"), a.get("precision")) in keep
+    ]
+    said = "; ".join(f"{k[0]} {k[1]} s (slide {k[2]} s), geohash precision {k[3]}" for k in sorted(keep))
+    return kept, said
+
+
 def busiest(windows: dict[str, list[dict[str, Any]]]) -> str:
     """The window start with the most reports (the earliest of equals)."""
     return max(sorted(windows), key=lambda start: sum(a["reports"] for a in windows[start]))
@@ -370,6 +393,7 @@ def draw_report(
     start: str | None,
     color_by: str,
 ) -> Path:
+    aggregates, others = one_configuration(aggregates)
     windows = final_aggregates(aggregates, window)
     if not windows:
         raise ConfigError(f"report: {where} has no {window} aggregates")
@@ -393,6 +417,8 @@ def draw_report(
         title = f"{window} window {chosen} to {end}: {len(aggs)} cells, {reports} reports"
         if color_by == "hours":
             title += f", {round(sum(a.get('vessel_hours') or 0.0 for a in aggs), 6)} vessel hours"
+    if others:
+        title += f" (windows of {others}; the table holds others too)"
     data_precision, precision = max(len(a["cell"]) for a in aggs), picture_precision(aggs)
     map_title = title
     if precision < data_precision:

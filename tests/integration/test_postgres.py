@@ -260,6 +260,7 @@ def test_an_aggregates_table_keyed_without_the_window_size_gets_the_windows_key_
     # As the previous version made it (with PostGIS): keyed on (window_kind, cell, window_start).
     target = postgres_server.create_database("before_window_key")
     with postgres.connect(target) as conn:
+        conn.execute("CREATE EXTENSION postgis")
         conn.execute(
             "CREATE TABLE ais_aggregates (window_kind text NOT NULL, cell text NOT NULL,"
             " window_start timestamptz NOT NULL, window_end timestamptz NOT NULL, reports integer NOT NULL,"

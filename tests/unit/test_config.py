@@ -132,7 +132,7 @@ def test_kafka_flags_and_environment():
             "--starting-offsets (KAFKA_STARTING_OFFSETS): must be earliest, latest, committed or "
             "timestamp:<epoch ms>, not 'yesterday'",
         ),
-        (["--source", "socket"], "--source (SOURCE): must be file or kafka, not 'socket'"),
+        (["--source", "socket"], "--source (SOURCE): must be file, kafka or kinesis, not 'socket'"),
         (
             ["--checkpoint-interval", "-1"],
             "--checkpoint-interval (CHECKPOINT_INTERVAL_SECONDS): must be 0 (off) or seconds, not -1",
@@ -249,7 +249,7 @@ def test_client_class_names_are_shaded_for_the_sql_connector_jar():
     ("argv", "message"),
     [
         (["--topic", "raw"], "--topic: only a Kafka run reads it (--source kafka); this one reads files"),
-        (["--bounded"], "--bounded: only a Kafka run reads it (--source kafka); this one reads files"),
+        (["--bounded"], "--bounded: only a Kafka or Kinesis run reads it; this one reads files"),
         (["--source", "kafka", "--follow"], "--follow: only a file run uses it; this one reads Kafka (--source kafka)"),
         (
             ["--source", "kafka", "--input", "x"],

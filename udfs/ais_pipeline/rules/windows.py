@@ -146,8 +146,9 @@ class Aggregate:
     ``ais.flink.CellWindows`` in the job, by :class:`CellWindows` in the plain loop).
 
     ``sog_sum`` and ``sog_reports`` are the SOG of the reports that had one, added up, and their
-    count (``avg_sog`` is their quotient, rounded). ``vessel_hours`` is the time vessels spent in the cell within the window
-    (:mod:`ais_pipeline.rules.vessel_hours`), in hours rounded to 6 decimals. The per-type
+    count (``avg_sog`` is their quotient, rounded). ``vessel_hours`` is the time vessels spent in
+    the cell within the window (:mod:`ais_pipeline.rules.vessel_hours`), in hours rounded to 6
+    decimals. The per-type
     breakdown is four columns, one entry per ship type category with reports or time, in the
     order of :data:`ais_pipeline.rules.vessel_hours.ALL_CATEGORIES`."""
 

@@ -1,0 +1,249 @@
+package ais.flink.dynamodb;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.connector.base.sink.writer.AsyncSinkWriter;
+import org.apache.flink.connector.base.sink.writer.BufferedRequestState;
+import org.apache.flink.connector.base.sink.writer.ResultHandler;
+import org.apache.flink.connector.base.sink.writer.config.AsyncSinkWriterConfiguration;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
+
+/**
+ * The writer of {@link DynamoDbAggregates}: each batch's items written concurrently by
+ * conditional {@code PutItem}s on request threads of its own; a stale firing (the condition
+ * fails) is a success. Throttling, server errors and lost connections: the item is sent again in
+ * a later round, after a pause that doubles; after {@code maxRounds}, and at once for a refusal
+ * of the item itself, it becomes a dead letter. Refusals of the table or the credentials fail
+ * the job.
+ */
+final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite>
+        implements CommittingSinkWriter<String, String> {
+    private static final Logger LOG = LoggerFactory.getLogger(DynamoDbWriter.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    static final String REASON = "dynamodb_rejected";
+
+    private final String table;
+    private final int maxRounds;
+    private final DynamoDbClient dynamo;
+    private final ExecutorService requests;
+    private final List<String> deadLetters = new ArrayList<>();
+    private final Counter written;
+    private final Counter stale;
+    private final Counter throttled;
+    private final Counter rejected;
+
+    DynamoDbWriter(DynamoDbAggregates sink, WriterInitContext context,
+            Collection<BufferedRequestState<AggregateWrite>> states) {
+        super(sink.converter(), context,
+                AsyncSinkWriterConfiguration.builder()
+                        .setMaxBatchSize(sink.maxBatchSize())
+                        .setMaxBatchSizeInBytes(sink.maxBatchBytes())
+                        .setMaxInFlightRequests(sink.maxInFlight())
+                        .setMaxBufferedRequests(sink.maxBuffered())
+                        .setMaxTimeInBufferMS(sink.maxDelayMs())
+                        .setMaxRecordSizeInBytes(sink.maxRecordBytes())
+                        .build(),
+                states);
+        this.table = sink.table;
+        this.maxRounds = sink.maxRounds;
+        this.dynamo = sink.clients.dynamoDb(sink.sdkAttempts);
+        this.requests = Executors.newFixedThreadPool(Math.max(1, sink.maxInFlight()) * 4, runnable -> {
+            Thread thread = new Thread(runnable, "dynamodb-writes-" + table);
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.written = context.metricGroup().counter("dynamodbWritten");
+        this.stale = context.metricGroup().counter("dynamodbStale");
+        this.throttled = context.metricGroup().counter("dynamodbThrottled");
+        this.rejected = context.metricGroup().counter("dynamodbRejected");
+    }
+
+    @Override
+    protected void submitRequestEntries(List<AggregateWrite> entries, ResultHandler<AggregateWrite> result) {
+        List<AggregateWrite> again = new ArrayList<>();
+        List<String> dead = new ArrayList<>();
+        Exception[] fatal = new Exception[1];
+        AtomicInteger pending = new AtomicInteger(entries.size());
+        for (AggregateWrite entry : entries) {
+            requests.execute(() -> {
+                Outcome outcome;
+                try {
+                    outcome = write(entry);
+                } catch (Exception e) {
+                    outcome = Outcome.fatal(e);
+                }
+                synchronized (again) {
+                    if (outcome.fatal != null) {
+                        fatal[0] = outcome.fatal;
+                    } else if (outcome.retry) {
+                        again.add(entry.failedAgain());
+                    } else if (outcome.deadLetter != null) {
+                        dead.add(outcome.deadLetter);
+                    }
+                }
+                if (pending.decrementAndGet() == 0) {
+                    finish(result, again, dead, fatal[0]);
+                }
+            });
+        }
+    }
+
+    private void finish(ResultHandler<AggregateWrite> result, List<AggregateWrite> again, List<String> dead,
+            Exception fatal) {
+        synchronized (deadLetters) {
+            deadLetters.addAll(dead);
+        }
+        if (fatal != null) {
+            result.completeExceptionally(fatal);
+            return;
+        }
+        if (again.isEmpty()) {
+            result.complete();
+            return;
+        }
+        int rounds = 0;
+        for (AggregateWrite entry : again) {
+            rounds = Math.max(rounds, entry.failures);
+        }
+        try {
+            Thread.sleep(Math.min(5_000L, 100L << Math.min(rounds, 6))); // a pause before the next round
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        result.retryForEntries(again);
+    }
+
+    /** What became of one item. */
+    static final class Outcome {
+        boolean retry;
+        String deadLetter;
+        Exception fatal;
+
+        static Outcome done() {
+            return new Outcome();
+        }
+
+        static Outcome fatal(Exception e) {
+            Outcome o = new Outcome();
+            o.fatal = e;
+            return o;
+        }
+    }
+
+    private Outcome write(AggregateWrite entry) {
+        Map<String, AttributeValue> item;
+        try {
+            item = AggregateItems.item(entry.json);
+        } catch (RuntimeException e) {
+            return rejected(entry, "not an aggregate: " + e.getMessage());
+        }
+        try {
+            dynamo.putItem(AggregateItems.put(table, item));
+            written.inc();
+            return Outcome.done();
+        } catch (ConditionalCheckFailedException e) {
+            stale.inc(); // the table holds this firing or a newer one
+            return Outcome.done();
+        } catch (DynamoDbException e) {
+            String code = e.awsErrorDetails() == null ? "" : e.awsErrorDetails().errorCode();
+            if (tableOrCredentials(code)) {
+                return Outcome.fatal(new IllegalStateException(
+                        "DynamoDB table " + table + ": " + code + ": " + e.awsErrorDetails().errorMessage()));
+            }
+            if (e.isThrottlingException() || e.statusCode() >= 500 || throttling(code)) {
+                return retried(entry, code);
+            }
+            return rejected(entry, code + ": " + (e.awsErrorDetails() == null ? e.getMessage()
+                    : e.awsErrorDetails().errorMessage()));
+        } catch (SdkClientException e) {
+            if (e.getMessage() != null && e.getMessage().contains("credentials")) {
+                return Outcome.fatal(new IllegalStateException("DynamoDB: " + e.getMessage()));
+            }
+            return retried(entry, e.getMessage());
+        }
+    }
+
+    private Outcome retried(AggregateWrite entry, String why) {
+        throttled.inc();
+        if (entry.failures + 1 >= maxRounds) {
+            return rejected(entry, "still failing after " + maxRounds + " rounds: " + why);
+        }
+        Outcome o = new Outcome();
+        o.retry = true;
+        return o;
+    }
+
+    private Outcome rejected(AggregateWrite entry, String detail) {
+        rejected.inc();
+        LOG.warn("DynamoDB table {}: an aggregate is dead-lettered ({})", table, detail);
+        Outcome o = new Outcome();
+        o.deadLetter = deadLetter(entry.json, detail);
+        return o;
+    }
+
+    static boolean throttling(String code) {
+        return "ProvisionedThroughputExceededException".equals(code) || "ThrottlingException".equals(code)
+                || "RequestLimitExceeded".equals(code) || "InternalServerError".equals(code)
+                || "ServiceUnavailable".equals(code) || "TransactionConflictException".equals(code);
+    }
+
+    static boolean tableOrCredentials(String code) {
+        return "ResourceNotFoundException".equals(code) || "AccessDeniedException".equals(code)
+                || "UnrecognizedClientException".equals(code) || "InvalidSignatureException".equals(code)
+                || "MissingAuthenticationTokenException".equals(code) || "ExpiredTokenException".equals(code)
+                || "IncompleteSignatureException".equals(code);
+    }
+
+    /**
+     * A dead letter as the job writes them ({@code ais_pipeline.rules.outputs.dead_letter_json}):
+     * its id the name-based UUID of its reason and the aggregate's line, no receiver.
+     */
+    static String deadLetter(String raw, String detail) {
+        String name = "dead_letter\u001f" + REASON + "\u001f\u001f" + raw;
+        ObjectNode obj = JSON.createObjectNode();
+        obj.put("id", UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8)).toString());
+        obj.put("raw", raw);
+        obj.put("reason", REASON);
+        obj.put("detail", detail);
+        return obj.toString();
+    }
+
+    @Override
+    public Collection<String> prepareCommit() {
+        synchronized (deadLetters) {
+            List<String> out = new ArrayList<>(deadLetters);
+            deadLetters.clear();
+            return out;
+        }
+    }
+
+    @Override
+    protected long getSizeInBytes(AggregateWrite entry) {
+        return entry.json.length();
+    }
+
+    @Override
+    public void close() {
+        super.close();
+        requests.shutdownNow();
+        dynamo.close();
+    }
+}

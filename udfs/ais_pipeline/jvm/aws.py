@@ -5,7 +5,6 @@ place where they are available; the flags stay the same."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,8 +46,8 @@ class KinesisLines:
 class DynamoDbAggregates:
     """``ais.flink.dynamodb.DynamoDbAggregates``: the aggregates' JSON lines into ``table``, each a
     conditional write that only a newer firing of its window wins; what fails for good goes,
-    as ``dynamodb_rejected`` dead letters, into ``dead_letter_sinks`` (Java sinks of the run's
-    dead-letter output)."""
+    as ``dynamodb_rejected`` dead letters, into JSON Lines files in ``dead_letter_dir`` (the
+    run's dead-letter output), or, without one, is logged and counted."""
 
     name: str
     uid: str
@@ -58,23 +57,17 @@ class DynamoDbAggregates:
     max_in_flight: int
     max_rounds: int
     max_delay_ms: int
-    dead_letter_sinks: Sequence[Any] = ()
+    dead_letter_dir: str = ""
 
     def build(self) -> Any:
-        gateway = jvm()
-        sinks = gateway.java.util.ArrayList()
-        for sink in self.dead_letter_sinks:
-            sinks.add(sink)
-        return gateway.ais.flink.dynamodb.DynamoDbAggregates.sink(
+        return jvm().ais.flink.dynamodb.DynamoDbAggregates.sink(
             self.region,
             self.endpoint,
             self.table,
             self.max_in_flight,
             self.max_rounds,
             self.max_delay_ms,
-            self.name,
-            self.uid,
-            sinks,
+            self.dead_letter_dir,
         )
 
     def apply(self, aggregates: DataStream) -> None:

@@ -23,11 +23,6 @@ def java_stream(stream: DataStream) -> Any:
     return stream._j_data_stream
 
 
-def java_sink(sink: Any) -> Any:
-    """The Java ``Sink`` behind a PyFlink one (a ``FileSink``), to hand to a Java class."""
-    return sink.get_java_function()
-
-
 def java_type(type_info: TypeInformation) -> Any:
     return type_info.get_java_type_info()
 

@@ -13,7 +13,6 @@ from pyflink.datastream.connectors.file_system import BucketAssigner, FileSink, 
 
 from ais_pipeline.config import OUTPUT_KEYS, PipelineConfig
 from ais_pipeline.jvm.aws import DynamoDbAggregates
-from ais_pipeline.jvm.gateway import java_sink
 from ais_pipeline.jvm.jdbc import PostgresTableSink
 from ais_pipeline.jvm.kafka import KeyedJsonRecords
 from ais_pipeline.pipeline import kafka
@@ -42,8 +41,7 @@ def dynamodb_sink(streams: Streams, config: PipelineConfig, dead_letters: Path |
     """The aggregates into ``--dynamodb-table``, replay-safe (a write replaces an item only with a
     newer firing of its window). What DynamoDB refuses for good goes into the run's dead-letter
     output: JSON Lines under ``dead_letters`` (a file or Kinesis run's), else it is logged and
-    counted (a Kafka run's topics take no second writer)."""
-    sinks = [] if dead_letters is None else [java_sink(jsonl_sink(dead_letters))]
+    counted (a Kafka run's outputs are topics)."""
     DynamoDbAggregates(
         name=f"write DynamoDB {config.dynamodb_table}",
         uid="dynamodb-aggregates",
@@ -53,7 +51,7 @@ def dynamodb_sink(streams: Streams, config: PipelineConfig, dead_letters: Path |
         max_in_flight=DYNAMODB_IN_FLIGHT,
         max_rounds=config.dynamodb_rounds,
         max_delay_ms=DYNAMODB_BATCH_DELAY_MS,
-        dead_letter_sinks=sinks,
+        dead_letter_dir="" if dead_letters is None else str(dead_letters.resolve()),
     ).apply(streams.aggregates)
 
 

@@ -5,27 +5,15 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.List;
-import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.connector.sink2.Committer;
-import org.apache.flink.api.connector.sink2.CommitterInitContext;
-import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
-import org.apache.flink.api.connector.sink2.SupportsCommitter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.connector.base.sink.AsyncSinkBase;
 import org.apache.flink.connector.base.sink.writer.AsyncSinkWriterStateSerializer;
 import org.apache.flink.connector.base.sink.writer.BufferedRequestState;
 import org.apache.flink.connector.base.sink.writer.ElementConverter;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
-import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
-import org.apache.flink.streaming.api.connector.sink2.CommittableWithLineage;
-import org.apache.flink.streaming.api.connector.sink2.SupportsPostCommitTopology;
-import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.util.Collector;
 
 /**
  * The aggregates into a DynamoDB table, on Flink's {@link AsyncSinkBase}: entries buffered and
@@ -39,13 +27,13 @@ import org.apache.flink.util.Collector;
  * <p>A throttled or failed request is retried: the SDK backs off within a request, the writer
  * between rounds, up to {@code maxRounds}. What fails for good (throttled through every round, or
  * refused, such as a {@code ValidationException}) becomes a {@code dynamodb_rejected} dead
- * letter holding the aggregate's line: the writer hands them on at each checkpoint as the
- * committables of a no-op committer, and the post-commit topology writes them into the given
- * dead-letter sinks (the run's dead-letter output). A missing table, refused credentials or
- * access fail the job (its restart writes again what the checkpoint had not confirmed).
+ * letter holding the aggregate's line, appended to a JSON Lines file of the writer's own in the
+ * folder of the run's dead-letter output (a sink cannot feed another operator of the job, and
+ * Flink's post-commit topologies emit after a bounded job's inputs have ended). A missing table,
+ * refused credentials or access fail the job (its restart writes again what the checkpoint had
+ * not confirmed).
  */
-public final class DynamoDbAggregates extends AsyncSinkBase<String, AggregateWrite>
-        implements SupportsCommitter<String>, SupportsPostCommitTopology<String> {
+public final class DynamoDbAggregates extends AsyncSinkBase<String, AggregateWrite> {
     private static final long serialVersionUID = 1L;
 
     /** One request: up to this many items, written concurrently. */
@@ -55,33 +43,31 @@ public final class DynamoDbAggregates extends AsyncSinkBase<String, AggregateWri
     final String table;
     final int maxRounds;
     final int sdkAttempts;
-    private final String name;
-    private final String uid;
-    private final List<Sink<String>> deadLetterSinks;
+    /** Where dead letters go (a folder of the run's dead-letter output), or "" (logged only). */
+    final String deadLetterDir;
 
     private DynamoDbAggregates(AwsClients clients, String table, int maxInFlight, int maxRounds, long maxDelayMs,
-            String name, String uid, List<Sink<String>> deadLetterSinks) {
+            String deadLetterDir) {
         super((ElementConverter<String, AggregateWrite>) (json, context) -> new AggregateWrite(json, 0),
                 BATCH, maxInFlight, 10_000, 4L * 1024 * 1024, maxDelayMs, 400L * 1024);
         this.clients = clients;
         this.table = table;
         this.maxRounds = maxRounds;
         this.sdkAttempts = 3;
-        this.name = name;
-        this.uid = uid;
-        this.deadLetterSinks = deadLetterSinks;
+        this.deadLetterDir = deadLetterDir == null ? "" : deadLetterDir;
     }
 
     /**
      * The sink of the aggregates' JSON lines into {@code table}. {@code maxInFlight}: requests of
      * up to {@value #BATCH} items at once; {@code maxRounds}: how often an item is sent again
      * after throttling before it is dead-lettered; {@code maxDelayMs}: how long an item waits for
-     * a batch to fill. {@code name} and {@code uid} name the dead-letter operators.
+     * a batch to fill; {@code deadLetterDir}: the folder of the run's dead-letter output (JSON
+     * Lines files), or "" to log and count them only.
      */
     public static DynamoDbAggregates sink(String region, String endpoint, String table, int maxInFlight,
-            int maxRounds, long maxDelayMs, String name, String uid, List<Sink<String>> deadLetterSinks) {
+            int maxRounds, long maxDelayMs, String deadLetterDir) {
         return new DynamoDbAggregates(new AwsClients(region, endpoint), table, maxInFlight, maxRounds, maxDelayMs,
-                name, uid, deadLetterSinks == null ? Collections.emptyList() : new ArrayList<>(deadLetterSinks));
+                deadLetterDir);
     }
 
     @Override
@@ -126,58 +112,6 @@ public final class DynamoDbAggregates extends AsyncSinkBase<String, AggregateWri
 
     long maxRecordBytes() {
         return getMaxRecordSizeInBytes();
-    }
-
-    // -- dead letters: the committables of a no-op committer, into the dead-letter sinks ---------
-
-    @Override
-    public Committer<String> createCommitter(CommitterInitContext context) {
-        return new Committer<String>() {
-            @Override
-            public void commit(Collection<CommitRequest<String>> requests) {
-                // nothing to commit: the dead letters pass on to the post-commit topology
-            }
-
-            @Override
-            public void close() {}
-        };
-    }
-
-    @Override
-    public SimpleVersionedSerializer<String> getCommittableSerializer() {
-        return new SimpleVersionedSerializer<String>() {
-            @Override
-            public int getVersion() {
-                return 1;
-            }
-
-            @Override
-            public byte[] serialize(String deadLetter) {
-                return deadLetter.getBytes(StandardCharsets.UTF_8);
-            }
-
-            @Override
-            public String deserialize(int version, byte[] serialized) {
-                return new String(serialized, StandardCharsets.UTF_8);
-            }
-        };
-    }
-
-    @Override
-    public void addPostCommitTopology(DataStream<CommittableMessage<String>> committables) {
-        DataStream<String> deadLetters = committables
-                .flatMap((CommittableMessage<String> message, Collector<String> out) -> {
-                    if (message instanceof CommittableWithLineage) {
-                        out.collect(((CommittableWithLineage<String>) message).getCommittable());
-                    }
-                })
-                .returns(Types.STRING)
-                .name("dead letters of " + name)
-                .uid(uid + "-dead-letters");
-        for (int i = 0; i < deadLetterSinks.size(); i++) {
-            deadLetters.sinkTo(deadLetterSinks.get(i)).name("write dead letters of " + name + " (" + (i + 1) + ")")
-                    .uid(uid + "-dead-letters-" + (i + 1));
-        }
     }
 
     /** Buffered entries in checkpoints: the JSON line and the failed rounds. */

@@ -1,6 +1,12 @@
 package ais.flink.dynamodb;
 
+import java.io.IOException;
+import java.io.Writer;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -9,7 +15,6 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.connector.base.sink.writer.AsyncSinkWriter;
 import org.apache.flink.connector.base.sink.writer.BufferedRequestState;
@@ -34,8 +39,7 @@ import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
  * of the item itself, it becomes a dead letter. Refusals of the table or the credentials fail
  * the job.
  */
-final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite>
-        implements CommittingSinkWriter<String, String> {
+final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite> {
     private static final Logger LOG = LoggerFactory.getLogger(DynamoDbWriter.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     static final String REASON = "dynamodb_rejected";
@@ -45,7 +49,9 @@ final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite>
     private final DynamoDbClient dynamo;
     /** Request threads; an item's writes all go to the one its key picks, in the order they came. */
     private final ExecutorService[] requests;
-    private final List<String> deadLetters = new ArrayList<>();
+    private final String deadLetterDir;
+    private final int subtask;
+    private Writer deadLetters;
     private final Counter written;
     private final Counter stale;
     private final Counter throttled;
@@ -64,6 +70,8 @@ final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite>
                         .build(),
                 states);
         this.table = sink.table;
+        this.deadLetterDir = sink.deadLetterDir;
+        this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
         this.maxRounds = sink.maxRounds;
         this.dynamo = sink.clients.dynamoDb(sink.sdkAttempts);
         this.requests = new ExecutorService[Math.max(1, sink.maxInFlight()) * 4];
@@ -116,8 +124,13 @@ final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite>
 
     private void finish(ResultHandler<AggregateWrite> result, List<AggregateWrite> again, List<String> dead,
             Exception fatal) {
-        synchronized (deadLetters) {
-            deadLetters.addAll(dead);
+        if (!dead.isEmpty()) {
+            try {
+                writeDeadLetters(dead);
+            } catch (IOException e) {
+                result.completeExceptionally(e);
+                return;
+            }
         }
         if (fatal != null) {
             result.completeExceptionally(fatal);
@@ -242,13 +255,22 @@ final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite>
                 + (start < 0 ? "" : json.substring(start, Math.min(json.length(), start + 40)));
     }
 
-    @Override
-    public Collection<String> prepareCommit() {
-        synchronized (deadLetters) {
-            List<String> out = new ArrayList<>(deadLetters);
-            deadLetters.clear();
-            return out;
+    /** Appended to this writer's own file in the dead-letter folder, and flushed. */
+    private synchronized void writeDeadLetters(List<String> dead) throws IOException {
+        if (deadLetterDir.isEmpty()) {
+            return;
         }
+        if (deadLetters == null) {
+            Path dir = Paths.get(deadLetterDir.startsWith("file:") ? URI.create(deadLetterDir).getPath() : deadLetterDir);
+            Files.createDirectories(dir);
+            Path file = dir.resolve("dynamodb-" + subtask + "-" + UUID.randomUUID() + ".jsonl");
+            deadLetters = Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+        }
+        for (String line : dead) {
+            deadLetters.write(line);
+            deadLetters.write('\n');
+        }
+        deadLetters.flush();
     }
 
     @Override
@@ -261,6 +283,15 @@ final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite>
         super.close();
         for (ExecutorService lane : requests) {
             lane.shutdownNow();
+        }
+        synchronized (this) {
+            if (deadLetters != null) {
+                try {
+                    deadLetters.close();
+                } catch (IOException e) {
+                    LOG.warn("DynamoDB table {}: the dead-letter file did not close: {}", table, e.getMessage());
+                }
+            }
         }
         dynamo.close();
     }

@@ -2,8 +2,9 @@
 127.0.0.1, with Kinesis's resharding as Kinesis does it, and faults on demand.
 
 moto (5.x) moves a split shard's records into its children and copies a merged pair's into the
-child, and never ends a closed shard's iterator; Kinesis keeps a parent's records in the parent,
-closes it, and returns no next iterator once a closed shard has been read through. A reader that
+child, goes on putting records into a closed shard, and never ends a closed shard's iterator;
+Kinesis keeps a parent's records in the parent, closes it to writes, and returns no next
+iterator once a closed shard has been read through. A reader that
 finishes a parent before its children (as the job's does) would read a split parent's records
 twice on plain moto, and never finish a parent. This server does what Kinesis does.
 
@@ -17,6 +18,7 @@ and refuses every PutItem of that cell (``ValidationException``). A test writes 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -87,6 +89,15 @@ def patch() -> None:
             next_iterator = None  # a closed shard read through
         return next_iterator, records, behind
 
+    def get_shard_for_key(self: Any, partition_key: str, explicit_hash_key: str) -> Any:
+        shard = shard_for_key(self, partition_key, explicit_hash_key)
+        if shard is None or shard.is_open:
+            return shard
+        key = int(explicit_hash_key) if explicit_hash_key else int(hashlib.md5(partition_key.encode()).hexdigest(), 16)
+        return next((s for s in self.shards.values() if s.is_open and s.starting_hash <= key <= s.ending_hash), None)
+
+    shard_for_key = models.Stream.get_shard_for_key
+    models.Stream.get_shard_for_key = get_shard_for_key  # type: ignore[method-assign]
     original = models.Stream.split_shard
     merge = models.Stream.merge_shards
     backend_get_records = models.KinesisBackend.get_records

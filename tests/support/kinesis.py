@@ -3,15 +3,13 @@ aggregates' table read back, and the expected table made from a run's aggregates
 
 from __future__ import annotations
 
-import hashlib
 import json
-import time
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from ais_pipeline.rules.feeds import PartitionKeys
 from ais_pipeline.rules.outputs import final_aggregates
+from ais_pipeline.tools import replay_kinesis
 
 REGION = "us-east-1"
 
@@ -34,47 +32,9 @@ def create_stream(endpoint: str, stream: str, shards: int) -> None:
     kinesis.get_waiter("stream_exists").wait(StreamName=stream)
 
 
-def open_shards(kinesis: Any, stream: str) -> list[tuple[int, int, str]]:
-    shards = kinesis.list_shards(StreamName=stream)["Shards"]
-    return [
-        (int(s["HashKeyRange"]["StartingHashKey"]), int(s["HashKeyRange"]["EndingHashKey"]), s["ShardId"])
-        for s in shards
-        if "EndingSequenceNumber" not in s["SequenceNumberRange"]
-    ]
-
-
-def shard_of(key: str, shards: list[tuple[int, int, str]]) -> str:
-    h = int(hashlib.md5(key.encode("utf-8")).hexdigest(), 16)
-    return next(shard for start, end, shard in shards if start <= h <= end)
-
-
 def put_lines(endpoint: str, stream: str, lines: Iterable[str], lines_per_record: int = 1) -> int:
-    """The lines into the stream in their order, keyed by receiver (a multipart group's later
-    fragments by its first's), a record per ``lines_per_record`` consecutive lines of one shard;
-    records for one shard per call, and calls at least 2 ms apart, so that a reader of several
-    shards, which merges them by arrival time, gets the file's order back. Returns the records."""
-    kinesis = client(endpoint, "kinesis")
-    shards = open_shards(kinesis, stream)
-    keys = PartitionKeys()
-    runs: list[tuple[str, list[tuple[str, str]]]] = []  # (shard, [(key, line)])
-    for line in lines:
-        key = keys.key(line) or "-"
-        shard = shard_of(key, shards)
-        if not runs or runs[-1][0] != shard:
-            runs.append((shard, []))
-        runs[-1][1].append((key, line))
-    records = 0
-    for _, run in runs:
-        batch = []
-        for i in range(0, len(run), lines_per_record):
-            chunk = run[i : i + lines_per_record]
-            batch.append({"Data": "\n".join(line for _, line in chunk).encode(), "PartitionKey": chunk[0][0]})
-        for start in range(0, len(batch), 500):
-            response = kinesis.put_records(StreamName=stream, Records=batch[start : start + 500])
-            assert response["FailedRecordCount"] == 0, response
-            records += len(batch[start : start + 500])
-        time.sleep(0.003)
-    return records
+    """The lines into the stream in the file's order (``ais-pipeline replay --stream``'s way)."""
+    return replay_kinesis.put_lines(client(endpoint, "kinesis"), stream, lines, lines_per_record)
 
 
 def table_items(endpoint: str, table: str) -> dict[tuple[str, str], dict[str, Any]]:

@@ -97,7 +97,7 @@ def test_throttled_reads_and_writes_are_ridden_out_and_a_refused_item_is_a_dead_
     refused = str(read_jsonl(oracle / "aggregates")[0]["cell"])
     create_stream(moto.endpoint, "throttled", 1)
     put_lines(moto.endpoint, "throttled", lines, lines_per_record=4)  # several lines per record
-    write_faults(moto.faults, {"GetRecords": {"throttle": 6}, "PutItem": {"throttle": 40, "reject_cell": refused}})
+    write_faults(moto.faults, {"GetRecords": {"throttle": 6}, "PutItem": {"throttle": 24, "reject_cell": refused}})
     try:
         proc = run_job(
             moto, "--stream", "throttled", "--starting-position", "trim-horizon", "--bounded", *WINDOWS,
@@ -107,7 +107,7 @@ def test_throttled_reads_and_writes_are_ridden_out_and_a_refused_item_is_a_dead_
     finally:
         moto.faults.unlink()
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert faults["GetRecords"]["throttled"] == 6 and faults["PutItem"]["throttled"] == 40
+    assert faults["GetRecords"]["throttled"] == 6 and faults["PutItem"]["throttled"] == 24
     for name in ("positions", "static", "late"):
         assert sorted(map(json.dumps, read_jsonl(tmp_path / "out" / name))) == sorted(
             map(json.dumps, read_jsonl(oracle / name))

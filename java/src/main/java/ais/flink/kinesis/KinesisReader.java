@@ -1,7 +1,6 @@
 package ais.flink.kinesis;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -68,11 +67,6 @@ final class KinesisReader
     }
 
     @Override
-    public void start() {
-        super.start();
-    }
-
-    @Override
     protected void onSplitFinished(Map<String, Position> done) {
         List<String> ids = new ArrayList<>(done.keySet());
         for (Position position : done.values()) {
@@ -128,11 +122,5 @@ final class KinesisReader
     @Override
     protected ShardSplit toSplitType(String splitId, Position position) {
         return position.toSplit();
-    }
-
-    List<ShardSplit> heldFinished() {
-        List<ShardSplit> all = new ArrayList<>(finishedSinceSnapshot);
-        finished.values().forEach(all::addAll);
-        return Collections.unmodifiableList(all);
     }
 }

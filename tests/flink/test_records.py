@@ -38,7 +38,7 @@ def test_the_java_operators_accept_the_row_types_python_declares(env):  # type: 
     config = PipelineConfig()
     cell_windows(config).build()
     receiver_watermarks(config, None).build()
-    AggregateJson("json", "json", rows.aggregate_type()).build()
+    AggregateJson("json", "json", rows.aggregate_type(), config.slide_ms).build()
 
 
 def test_a_java_operator_names_the_field_whose_type_python_declares_otherwise(env):  # type: ignore[no-untyped-def]
@@ -52,7 +52,7 @@ def test_a_java_operator_names_the_field_whose_type_python_declares_otherwise(en
     types = [Types.STRING() if n == "reports" else t for n, t in declared]
     wrong = Types.ROW_NAMED(names, types)
     with pytest.raises(Exception, match="reports"):
-        AggregateJson("json", "json", wrong).build()
+        AggregateJson("json", "json", wrong, 60_000).build()
 
 
 def test_a_record_survives_the_round_trip_through_java_as_columns(env):  # type: ignore[no-untyped-def]

@@ -13,6 +13,7 @@
 #   make submit-kafka                    the job on the cluster, from ais-raw to the ais.* topics
 #   make postgres-start | postgres-stop  a PostgreSQL server of the project's own on 127.0.0.1:55432
 #   make mosquitto-start | mosquitto-stop  an MQTT broker (Debian's mosquitto) on 127.0.0.1:1883
+#   make moto-start | moto-stop          moto's server: Kinesis and DynamoDB on 127.0.0.1:5000 (docs/kinesis.md)
 
 PYTHON ?= python3
 VENV := .venv
@@ -23,7 +24,7 @@ JAR := udfs/ais_pipeline/jars/ais-flink-helpers.jar
 
 .PHONY: setup run test test-java test-unit test-flink test-integration lint plain clean browser bench \
 	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka postgres-start postgres-stop \
-	mosquitto-start mosquitto-stop
+	mosquitto-start mosquitto-stop moto-start moto-stop
 
 setup: $(STAMP) $(JAR)
 	$(PY) -m ais_pipeline.resources fetch kafka-connector jdbc kafka-broker
@@ -87,6 +88,12 @@ mosquitto-start:
 
 mosquitto-stop:
 	bash scripts/mosquitto.sh stop
+
+moto-start: setup
+	bash scripts/moto.sh start
+
+moto-stop:
+	bash scripts/moto.sh stop
 
 kafka-stop:
 	bash scripts/kafka.sh stop

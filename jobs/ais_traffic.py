@@ -1,6 +1,7 @@
-"""The AIS traffic job: raw AIS lines in (a file, a directory of files, a live feed, or a Kafka topic);
-deduplicated positions, static reports, per-cell tumbling and sliding aggregates, late reports and
-dead letters out (JSON Lines files, or Kafka topics; PostgreSQL tables too with ``--postgres``).
+"""The AIS traffic job: raw AIS lines in (a file, a directory of files, a live feed, a Kafka topic, or
+a Kinesis data stream); deduplicated positions, static reports, per-cell tumbling and sliding
+aggregates, late reports and dead letters out (JSON Lines files, or Kafka topics; PostgreSQL
+tables too with ``--postgres``, the aggregates into a DynamoDB table with ``--dynamodb-table``).
 
     ais-pipeline run [flags]                                   in a local mini-cluster, web UI on :8081
     python jobs/ais_traffic.py [flags]                         the same
@@ -15,15 +16,16 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline import postgres
 from ais_pipeline.config import PipelineConfig, parse_config, submitted_by_flink_cli
 from ais_pipeline.errors import StoppedBeforeStart, guarded
-from ais_pipeline.pipeline import kafka, sinks, sources, webui
+from ais_pipeline.pipeline import aws, kafka, sinks, sources, webui
 from ais_pipeline.pipeline.environment import local_environment
-from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, submit_kafka
+from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, submit_kafka, submit_kinesis
 from ais_pipeline.pipeline.topology import Streams, build_pipeline
 from ais_pipeline.rules.feeds import parse_feed_url
 from ais_pipeline.rules.outputs import format_summary
@@ -40,7 +42,45 @@ def file_job(config: PipelineConfig) -> Outcome:
         sinks.file_sinks(streams, run.output_dir, run.tally_dir, print_too=run.prints_every_record)
         if config.postgres is not None:
             sinks.postgres_sinks(run.env, streams.named(), config)
+        if config.dynamodb_table:
+            aws.use_helpers(run.env)
+            aws.prepare_table(config)
+            sinks.dynamodb_sink(streams, config, run.output_dir / "dead_letter")
         return run.execute()
+
+
+def kinesis_job(config: PipelineConfig) -> Outcome | str:
+    """The job from a Kinesis data stream to JSON Lines files (``--output``), and with
+    ``--dynamodb-table`` the aggregates into DynamoDB (and with ``--postgres`` every output into
+    PostgreSQL). Under ``flink run`` it is submitted (its job id); locally it runs until stopped
+    (or, with --bounded, to where the shards were at its start) and sums itself up as a file run
+    does."""
+    if submitted_by_flink_cli():
+        env = local_environment(config)
+        kinesis_streams(env, config, config.output_dir, None)
+        return submit_kinesis(env, config)
+    with FileRun(config, kinesis=True) as run:
+        kinesis_streams(run.env, config, run.output_dir, run.tally_dir)
+        return run.execute()
+
+
+def kinesis_streams(
+    env: StreamExecutionEnvironment, config: PipelineConfig, output_dir: Path | None, tally_dir: Path | None
+) -> Streams:
+    """Kinesis in (the stream checked first), the topology, files (and DynamoDB, PostgreSQL) out."""
+    aws.use_helpers(env)
+    aws.check_stream(config)
+    if config.dynamodb_table:
+        aws.prepare_table(config)
+    lines = sources.kinesis_lines(env, config)
+    streams = build_pipeline(env, lines, config, emit_tallies=tally_dir is not None)
+    if output_dir is not None:
+        sinks.file_sinks(streams, output_dir, tally_dir, print_too=False)
+    if config.dynamodb_table:
+        sinks.dynamodb_sink(streams, config, None if output_dir is None else output_dir / "dead_letter")
+    if config.postgres is not None:
+        sinks.postgres_sinks(env, streams.named(), config)
+    return streams
 
 
 def kafka_job(config: PipelineConfig) -> Outcome | str:
@@ -70,6 +110,10 @@ def kafka_streams(env: StreamExecutionEnvironment, config: PipelineConfig, emit_
     sinks.kafka_sinks(streams, config, exactly_once)
     if config.postgres is not None:
         sinks.postgres_sinks(env, streams.named(), config)
+    if config.dynamodb_table:
+        aws.use_helpers(env)
+        aws.prepare_table(config)
+        sinks.dynamodb_sink(streams, config, None)
     return streams
 
 
@@ -102,8 +146,8 @@ def main(argv: Sequence[str]) -> int:
     config = prepared(argv)
     webui.announce(config)
     try:
-        if config.source == "kafka":
-            ran = kafka_job(config)
+        if config.source in ("kafka", "kinesis"):
+            ran = kafka_job(config) if config.source == "kafka" else kinesis_job(config)
             if isinstance(ran, str):
                 print(f"submitted job {ran}")
                 return 0
@@ -138,7 +182,7 @@ def main(argv: Sequence[str]) -> int:
         # --follow and unbounded Kafka runs end this way; a file run stopped before its end has
         # read part of its input.
         print("ais-pipeline: stopped; the summary is of what was read until then", file=sys.stderr)
-        ends_so = config.follow or bool(config.input_feed) or (config.source == "kafka" and not config.bounded)
+        ends_so = config.follow or bool(config.input_feed) or (config.source != "file" and not config.bounded)
         return 0 if ends_so else 130
     if outcome.cluster is not None:
         webui.wait_for_user(outcome.cluster, config.web_ui_port)

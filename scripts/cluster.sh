@@ -91,7 +91,14 @@ case "${1:-}" in
     for _ in $(seq 1 "${2:-1}"); do bash "$flink_home/bin/taskmanager.sh" start; done
     ;;
   kill-taskmanager)
-    pkill -9 -f 'org.apache.flink.runtime.taskexecutor.TaskManagerRunner' && echo "killed" || echo "no TaskManager"
+    # this cluster's TaskManagers only (those of its settings folder), by their process ids
+    pids=$(pgrep -f "org.apache.flink.runtime.taskexecutor.TaskManagerRunner --configDir $FLINK_CONF_DIR( |\$)" || true)
+    if [ -n "$pids" ]; then
+      # shellcheck disable=SC2086
+      kill -9 $pids && echo "killed"
+    else
+      echo "no TaskManager"
+    fi
     ;;
   *)
     echo "usage: scripts/cluster.sh start | stop | submit [job flags...] | add-taskmanager [N] | kill-taskmanager" >&2

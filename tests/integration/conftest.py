@@ -1,7 +1,11 @@
 """The real components of the integration tests, each started once per test session: a Kafka
 broker in KRaft mode on free ports, a standalone Flink cluster from the PyFlink package's own
-bin/ scripts, an MQTT broker (mosquitto), and a PostgreSQL server (tests/support/servers.py says
-how), and the fault tests' feed and its plain-loop result."""
+bin/ scripts, an MQTT broker (mosquitto), a PostgreSQL server and moto's server for Kinesis and
+DynamoDB (tests/support/servers.py says how), and the fault tests' feed and its plain-loop result.
+
+The AWS SDK's default credentials chain finds moto's test credentials in the environment: set
+here, before any server or cluster starts, so that the job's JVMs (local, and the cluster's
+TaskManagers) inherit them; never a real account's."""
 
 from __future__ import annotations
 
@@ -12,6 +16,10 @@ from pathlib import Path
 
 import pytest
 
+os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_EC2_METADATA_DISABLED="true")
+os.environ.pop("AWS_PROFILE", None)
+os.environ.pop("AWS_SESSION_TOKEN", None)
+
 from tests.support.servers import (
     CLUSTER,
     FAULT_FEED_COPIES,
@@ -20,6 +28,7 @@ from tests.support.servers import (
     SASL_PASSWORD,
     SASL_USER,
     Broker,
+    MotoServer,
     MqttBroker,
     PostgresServer,
 )
@@ -72,6 +81,17 @@ def mqtt_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MqttBroker
         yield broker
     finally:
         broker.run("stop")
+
+
+@pytest.fixture(scope="session")
+def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoServer]:
+    """moto's server for Kinesis and DynamoDB on a free port of 127.0.0.1."""
+    server = MotoServer(tmp_path_factory.mktemp("moto"))
+    server.run("start")
+    try:
+        yield server
+    finally:
+        server.run("stop")
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,7 @@ from tests.support.kafka import (
     wait_until_only_live_taskmanagers,
     write_outputs,
 )
-from tests.support.servers import CLUSTER, TASKMANAGERS, Broker
+from tests.support.servers import CLUSTER, TASKMANAGERS, Broker, MotoServer
 
 pytestmark = pytest.mark.integration
 RESULTS = ROOT / "build" / "reliability" / "recovery.json"
@@ -178,3 +178,49 @@ def urllib_post(base: str, path: str, body: dict[str, object]) -> dict[str, str]
     )
     with urllib.request.urlopen(request, timeout=30) as resp:
         return json.load(resp)  # type: ignore[no-any-return]
+
+
+# Small windows and cells: moto takes a few hundred DynamoDB writes a second (test_kinesis.py).
+KINESIS_WINDOWS = ("--geohash-precision", "2", "--slide-size", "120")
+
+
+@pytest.fixture(scope="module")
+def kinesis_oracle(feed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.support.jobs import run_oracle
+
+    out = tmp_path_factory.mktemp("kinesis-oracle")
+    run_oracle(feed, out, geohash_precision=2, slide_size_s=120)
+    return out
+
+
+def test_taskmanager_killed_mid_kinesis_stream_leaves_the_dynamodb_table_as_an_uninterrupted_run(
+    cluster: str, moto: MotoServer, feed: Path, kinesis_oracle: Path, tmp_path: Path, recovery_times: dict[str, float]
+):
+    from ais_pipeline.files import read_jsonl, read_lines
+    from tests.support.kinesis import REGION, create_stream, expected_items, item_figures, put_lines, table_items
+
+    create_stream(moto.endpoint, "faults-kill", 1)
+    put_lines(moto.endpoint, "faults-kill", read_lines(feed))
+    out = tmp_path / "kill"
+    cmd = ["bash", str(CLUSTER), "submit", "--source", "kinesis", "--stream", "faults-kill", "--region", REGION]
+    cmd += ["--kinesis-endpoint", moto.endpoint, "--dynamodb-endpoint", moto.endpoint, "--starting-position"]
+    cmd += ["trim-horizon", "--bounded", "--checkpoint-interval", "1", "--multipart-timeout", "600", *KINESIS_WINDOWS]
+    cmd += ["--dynamodb-table", "faults_kill", "--dynamodb-create", "--output", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    job = proc.stdout.strip().splitlines()[-1].removeprefix("submitted job ")
+    wait_until_midstream(cluster, job)
+    failed_at = int(time.time() * 1000)
+    subprocess.run(["bash", str(CLUSTER), "kill-taskmanager"], check=True, capture_output=True)
+    subprocess.run(["bash", str(CLUSTER), "add-taskmanager", str(TASKMANAGERS)], check=True, capture_output=True)
+    assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=600) == "FINISHED"
+    assert restarts(cluster, job) >= 1
+    recovery_times["Kinesis to DynamoDB: taskmanager killed (kill -9), new TaskManager started"] = first_commit_after(
+        cluster, [job], failed_at
+    )
+    # Nothing missing, nothing counted twice: the outputs are the uninterrupted run's, and the
+    # table holds exactly its final aggregates.
+    assert_same_outputs(out, kinesis_oracle)
+    items = table_items(moto.endpoint, "faults_kill")
+    assert {k: item_figures(v) for k, v in items.items()} == expected_items(read_jsonl(kinesis_oracle / "aggregates"))
+    wait_until_only_live_taskmanagers(cluster)

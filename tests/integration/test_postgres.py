@@ -176,6 +176,8 @@ def aggregate(revision: int, reports: int) -> dict[str, Any]:
         "reports": reports,
         "vessels": 1,
         "avg_sog": 10.5 if reports else None,
+        "sog_sum": 10.5 * reports,
+        "sog_reports": reports,
         "vessel_hours": 0.0,
         "by_type": {"unknown": {"vessels": 1, "reports": reports, "vessel_hours": 0.0}} if reports else {},
         "revision": revision,
@@ -238,8 +240,9 @@ def test_an_aggregates_table_made_before_vessel_hours_gets_their_columns_and_kee
             "SELECT reports, vessel_hours, by_type, ST_Within(cell_geom, ST_MakeEnvelope(10, 57, 11, 58, 4326))"
             " FROM ais_aggregates"
         ).fetchone()
-    assert [c for (c,) in columns][-6:] == [
-        "vessel_hours", "by_type", "window_seconds", "slide_seconds", "geohash_precision", "cell_geom"
+    assert [c for (c,) in columns][-8:] == [
+        "vessel_hours", "by_type", "window_seconds", "slide_seconds", "geohash_precision", "sog_sum", "sog_reports",
+        "cell_geom",
     ]  # fmt: skip
     assert row == (3, None, None, True)  # u4pruy: the Skagerrak, 57.6 N 10.4 E
 
@@ -285,12 +288,17 @@ def test_an_aggregates_table_keyed_without_the_window_size_gets_the_windows_key_
     postgres.prepare(target)  # a second start changes nothing
     with postgres.connect(target) as conn:
         rows = conn.execute(
-            "SELECT window_kind, window_seconds, slide_seconds, geohash_precision, cell_geom IS NOT NULL"
+            "SELECT window_kind, window_seconds, slide_seconds, geohash_precision, cell_geom IS NOT NULL, sog_sum"
             " FROM ais_aggregates ORDER BY window_kind, window_start"
         ).fetchall()
         key = primary_key(conn)
-    # The size from start and end, the slide from the steps between the sliding windows' starts.
-    assert rows == [("sliding", 900, 300, 6, True), ("sliding", 900, 300, 6, True), ("tumbling", 300, 300, 6, True)]
+    # The size from start and end, the slide from the steps between the sliding windows' starts;
+    # SOG sums unknown (null).
+    assert rows == [
+        ("sliding", 900, 300, 6, True, None),
+        ("sliding", 900, 300, 6, True, None),
+        ("tumbling", 300, 300, 6, True, None),
+    ]
     assert key == ["window_kind", "window_seconds", "slide_seconds", "geohash_precision", "cell", "window_start"]
 
 

@@ -56,6 +56,24 @@ def sasl_client_properties(path: Path, password: str = SASL_PASSWORD) -> Path:
     return path
 
 
+MOTO = ROOT / "scripts" / "moto.sh"
+
+
+class MotoServer:
+    """moto's server of scripts/moto.sh (Kinesis and DynamoDB) on a free port of 127.0.0.1, with a
+    faults file the tests write (``ais_pipeline.tools.moto_server``)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.port = free_port()
+        self.faults = data_dir / "faults.json"
+        self.env = dict(os.environ, MOTO_PORT=str(self.port), MOTO_DIR=str(data_dir), MOTO_FAULTS=str(self.faults))
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+
+    def run(self, command: str) -> None:
+        done = subprocess.run(["bash", str(MOTO), command], capture_output=True, text=True, timeout=120, env=self.env)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 MOSQUITTO = ROOT / "scripts" / "mosquitto.sh"
 
 

@@ -132,7 +132,7 @@ def test_kafka_flags_and_environment():
             "--starting-offsets (KAFKA_STARTING_OFFSETS): must be earliest, latest, committed or "
             "timestamp:<epoch ms>, not 'yesterday'",
         ),
-        (["--source", "socket"], "--source (SOURCE): must be file or kafka, not 'socket'"),
+        (["--source", "socket"], "--source (SOURCE): must be file, kafka or kinesis, not 'socket'"),
         (
             ["--checkpoint-interval", "-1"],
             "--checkpoint-interval (CHECKPOINT_INTERVAL_SECONDS): must be 0 (off) or seconds, not -1",
@@ -249,7 +249,7 @@ def test_client_class_names_are_shaded_for_the_sql_connector_jar():
     ("argv", "message"),
     [
         (["--topic", "raw"], "--topic: only a Kafka run reads it (--source kafka); this one reads files"),
-        (["--bounded"], "--bounded: only a Kafka run reads it (--source kafka); this one reads files"),
+        (["--bounded"], "--bounded: only a Kafka or Kinesis run reads it; this one reads files"),
         (["--source", "kafka", "--follow"], "--follow: only a file run uses it; this one reads Kafka (--source kafka)"),
         (
             ["--source", "kafka", "--input", "x"],
@@ -261,3 +261,46 @@ def test_a_flag_the_source_cannot_use_is_a_one_line_error(argv, message):
     with pytest.raises(ConfigError) as err:
         parse_config(argv, environ={})
     assert str(err.value) == message
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--stream", "s"], "--stream: only a Kinesis run reads it (--source kinesis); this one reads files"),
+        (
+            ["--source", "kinesis", "--stream", "s", "--topic", "t", "--region", "r"],
+            "--topic: only a Kafka run reads it (--source kafka); this one reads Kinesis (--source kinesis)",
+        ),
+        (
+            ["--source", "kinesis", "--stream", "s"],
+            "--region (AWS_REGION): Kinesis and DynamoDB need an AWS region (us-east-1, eu-west-1, ...)",
+        ),
+        (["--source", "kinesis", "--region", "r"], "--stream (KINESIS_STREAM): a Kinesis run reads a stream: name it"),
+        (
+            ["--source", "kinesis", "--region", "r", "--stream", "s", "--starting-position", "at-timestamp:yesterday"],
+            "--starting-position (KINESIS_STARTING_POSITION): must be trim-horizon, latest or"
+            " at-timestamp:<ISO 8601 time or epoch ms>, not 'at-timestamp:yesterday'",
+        ),
+        (
+            ["--dynamodb-table", "t", "--region", "r", "--dynamodb-endpoint", "localhost:5000"],
+            "--dynamodb-endpoint (DYNAMODB_ENDPOINT): must be an http:// or https:// URL, not 'localhost:5000'",
+        ),
+    ],
+)
+def test_bad_kinesis_and_dynamodb_flags_get_one_line_naming_the_flag(argv, message):
+    with pytest.raises(ConfigError) as err:
+        parse_config(argv, environ={})
+    assert str(err.value) == message
+
+
+def test_kinesis_flags_and_their_environment():
+    env = {"AWS_REGION": "eu-west-1", "KINESIS_STREAM": "ais", "DYNAMODB_TABLE": "agg", "DYNAMODB_CREATE": "1"}
+    config = parse_config(["--source", "kinesis", "--starting-position", "at-timestamp:2024-06-01T00:00:00Z"], env)
+    assert (config.region, config.stream, config.dynamodb_table, config.dynamodb_create) == (
+        "eu-west-1",
+        "ais",
+        "agg",
+        True,
+    )
+    assert config.starting_position == "at-timestamp:2024-06-01T00:00:00Z"
+    assert parse_config(["--source", "kinesis", "--bounded"], env).bounded

@@ -157,7 +157,7 @@ _KNOBS: dict[str, _Knob] = {
         " server expects first; client.id); FEED_USERNAME, FEED_PASSWORD, FEED_LOGIN, FEED_CLIENT_ID env vars too",
         "none",
     ),
-    "source": _Knob("--source", "SOURCE", str, "file", "file or kafka"),
+    "source": _Knob("--source", "SOURCE", str, "file", "file, kafka or kinesis"),
     "bootstrap_servers": _Knob(
         "--bootstrap-servers", "KAFKA_BOOTSTRAP_SERVERS", str, "127.0.0.1:9092", "Kafka brokers, host:port,..."
     ),
@@ -180,6 +180,50 @@ _KNOBS: dict[str, _Knob] = {
         "",
         "Kafka client properties file (security.protocol, sasl.*, ssl.*); KAFKA_CLIENT_<NAME> env vars too",
         "none",
+    ),
+    "stream": _Knob("--stream", "KINESIS_STREAM", str, "", "Kinesis: the data stream of raw lines", "none"),
+    "region": _Knob(
+        "--region", "AWS_REGION", str, "", "Kinesis and DynamoDB: the AWS region (us-east-1, eu-west-1, ...)", "none"
+    ),
+    "kinesis_endpoint": _Knob(
+        "--kinesis-endpoint",
+        "KINESIS_ENDPOINT",
+        str,
+        "",
+        "Kinesis: an endpoint of your own (a private endpoint, a local server), else AWS's for the region",
+        "AWS's",
+    ),
+    "starting_position": _Knob(
+        "--starting-position",
+        "KINESIS_STARTING_POSITION",
+        str,
+        "latest",
+        "Kinesis: trim-horizon (the oldest record kept), latest (from the job's start) or"
+        " at-timestamp:<ISO 8601 or epoch ms>",
+    ),
+    "dynamodb_table": _Knob(
+        "--dynamodb-table",
+        "DYNAMODB_TABLE",
+        str,
+        "",
+        "also write the aggregates into this DynamoDB table (key cell, window_start), replay-safe",
+        "none",
+    ),
+    "dynamodb_endpoint": _Knob(
+        "--dynamodb-endpoint",
+        "DYNAMODB_ENDPOINT",
+        str,
+        "",
+        "DynamoDB: an endpoint of your own (a private endpoint, a local server), else AWS's for the region",
+        "AWS's",
+    ),
+    "dynamodb_rounds": _Knob(
+        "--dynamodb-retries",
+        "DYNAMODB_MAX_RETRIES",
+        int,
+        8,
+        "DynamoDB: an aggregate whose write is throttled is sent again this often, with growing pauses, before it"
+        " is dead-lettered",
     ),
     "postgres_password_file": _Knob(
         "--postgres-password-file",
@@ -209,6 +253,8 @@ _KNOBS: dict[str, _Knob] = {
 }
 
 STARTING_OFFSETS = ("earliest", "latest", "committed")
+STARTING_POSITIONS = ("trim-horizon", "latest")
+SOURCES = ("file", "kafka", "kinesis")
 # Outputs on Kafka: the fields whose values, joined by "|", key each output's records.
 OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
     "positions": ("mmsi",),
@@ -263,6 +309,14 @@ class PipelineConfig:
     bounded: bool = False
     output_topic_prefix: str = _default("output_topic_prefix")
     kafka_properties_file: str = _default("kafka_properties_file")
+    stream: str = _default("stream")
+    region: str = _default("region")
+    kinesis_endpoint: str = _default("kinesis_endpoint")
+    starting_position: str = _default("starting_position")
+    dynamodb_table: str = _default("dynamodb_table")
+    dynamodb_endpoint: str = _default("dynamodb_endpoint")
+    dynamodb_create: bool = False
+    dynamodb_rounds: int = _default("dynamodb_rounds")
     postgres_password_file: str = _default("postgres_password_file")
     postgres_batch_size: int = _default("postgres_batch_size")
     postgres_batch_interval_ms: int = _default("postgres_batch_interval_ms")
@@ -399,10 +453,14 @@ class PipelineConfig:
             raise bad("postgres_batch_interval_ms", f"must not be negative, not {self.postgres_batch_interval_ms}")
         if self.postgres_retries < 0:
             raise bad("postgres_retries", f"must not be negative, not {self.postgres_retries}")
-        if self.source not in ("file", "kafka"):
-            raise bad("source", f"must be file or kafka, not {self.source!r}")
+        if self.source not in SOURCES:
+            raise bad("source", f"must be file, kafka or kinesis, not {self.source!r}")
+        if self.dynamodb_table or self.source == "kinesis":
+            self._validate_aws(bad)
         if self.source == "kafka":
             self._validate_kafka(bad)
+        elif self.source == "kinesis":
+            pass
         elif self.input_feed:
             parse_feed_url(self.input_feed, "--input")
             if self.lanes != "one":
@@ -436,6 +494,27 @@ class PipelineConfig:
                     f"must be earliest, latest, committed or timestamp:<epoch ms>, not {self.starting_offsets!r}",
                 )
 
+    def _validate_aws(self, bad: Callable[[str, str], ConfigError]) -> None:
+        if not self.region:
+            raise bad("region", "Kinesis and DynamoDB need an AWS region (us-east-1, eu-west-1, ...)")
+        for name in ("kinesis_endpoint", "dynamodb_endpoint"):
+            url = getattr(self, name)
+            if url and not (url.startswith(("http://", "https://")) and len(url.split("//", 1)[1]) > 0):
+                raise bad(name, f"must be an http:// or https:// URL, not {url!r}")
+        if self.source == "kinesis":
+            if not self.stream:
+                raise bad("stream", "a Kinesis run reads a stream: name it")
+            if self.starting_position not in STARTING_POSITIONS:
+                kind, _, value = self.starting_position.partition(":")
+                if kind != "at-timestamp" or not _is_time(value):
+                    raise bad(
+                        "starting_position",
+                        "must be trim-horizon, latest or at-timestamp:<ISO 8601 time or epoch ms>,"
+                        f" not {self.starting_position!r}",
+                    )
+        if self.dynamodb_rounds < 1:
+            raise bad("dynamodb_rounds", f"must be at least 1, not {self.dynamodb_rounds}")
+
     def without_secrets(self) -> PipelineConfig:
         """The config with no credentials (Kafka client properties, the PostgreSQL login), for
         what is pickled into the job graph (the Python operators)."""
@@ -451,6 +530,18 @@ class PipelineConfig:
     def output_topics(self) -> dict[str, str]:
         """Output name -> Kafka topic."""
         return {name: self.output_topic_prefix + name for name in OUTPUT_KEYS}
+
+
+def _is_time(value: str) -> bool:
+    """An epoch in milliseconds, or an ISO 8601 time with its offset (2024-06-01T00:00:00Z)."""
+    from datetime import datetime
+
+    if value.isdigit():
+        return True
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).tzinfo is not None
+    except ValueError:
+        return False
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -492,7 +583,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bounded",
         action="store_true",
         default=None,
-        help="Kafka: stop at the offsets that are the latest when the job starts [KAFKA_BOUNDED]",
+        help="Kafka: stop at the offsets that are the latest when the job starts; Kinesis: stop each shard where it"
+        " was when the job started [KAFKA_BOUNDED]",
+    )
+    parser.add_argument(
+        "--dynamodb-create",
+        action="store_true",
+        default=None,
+        help="create the --dynamodb-table when it is missing, on demand capacity [DYNAMODB_CREATE]",
     )
     for name, knob in _KNOBS.items():
         parser.add_argument(
@@ -530,6 +628,8 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         values["test_fail_once"] = args.test_fail_once
     if getattr(args, "bounded", None) or env.get("KAFKA_BOUNDED", "").lower() in ("1", "true", "yes"):
         values["bounded"] = True
+    if getattr(args, "dynamodb_create", None) or env.get("DYNAMODB_CREATE", "").lower() in ("1", "true", "yes"):
+        values["dynamodb_create"] = True
     values["kafka_properties"] = kafka_client_properties(str(values.get("kafka_properties_file", "")), env)
     values["feed_secrets"] = feed_secrets(str(values.get("feed_properties_file", "")), env)
     url = getattr(args, "postgres_url", None) or env.get("POSTGRES_URL", "")
@@ -553,22 +653,33 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
 # Flags (given on the command line) that only one source uses: a flag the run's source cannot use
 # is a one-line error, never silently ignored. (Environment variables may be set for every run.)
 _KAFKA_ONLY = ("bootstrap_servers", "topic", "group_id", "starting_offsets", "output_topic_prefix",
-               "kafka_properties_file", "bounded")  # fmt: skip
+               "kafka_properties_file")  # fmt: skip
+_KINESIS_ONLY = ("stream", "kinesis_endpoint", "starting_position")
 _FILE_ONLY = {"input_path": "--input", "follow": "--follow", "print_all": "--print-all", "no_wait": "--no-wait",
               "lanes": "--lanes", "lane_drift_s": "--lane-drift"}  # fmt: skip
 _FEED_ONLY = ("station", "feed_properties_file")
 
 
 def _refuse_flags_the_source_cannot_use(args: argparse.Namespace, source: str) -> None:
-    if source == "file":
+    if source not in SOURCES:
+        return  # validate() names the flag
+    reads = {"file": "files", "kafka": "Kafka (--source kafka)", "kinesis": "Kinesis (--source kinesis)"}[source]
+    if source != "kafka":
         for name in _KAFKA_ONLY:
             if getattr(args, name, None):
-                flag = "--bounded" if name == "bounded" else _KNOBS[name].flag
-                raise ConfigError(f"{flag}: only a Kafka run reads it (--source kafka); this one reads files")
-    elif source == "kafka":
+                flag = _KNOBS[name].flag
+                raise ConfigError(f"{flag}: only a Kafka run reads it (--source kafka); this one reads {reads}")
+    if source != "kinesis":
+        for name in _KINESIS_ONLY:
+            if getattr(args, name, None):
+                flag = _KNOBS[name].flag
+                raise ConfigError(f"{flag}: only a Kinesis run reads it (--source kinesis); this one reads {reads}")
+    if source == "file" and getattr(args, "bounded", None):
+        raise ConfigError("--bounded: only a Kafka or Kinesis run reads it; this one reads files")
+    if source != "file":
         for name, flag in _FILE_ONLY.items():
             if getattr(args, name, None):
-                raise ConfigError(f"{flag}: only a file run uses it; this one reads Kafka (--source kafka)")
+                raise ConfigError(f"{flag}: only a file run uses it; this one reads {reads}")
 
 
 def properties_file(path: str, flag: str) -> dict[str, str]:

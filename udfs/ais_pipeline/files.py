@@ -103,6 +103,10 @@ def read_tallies(directory: Path) -> Counter[str]:
     return counts
 
 
+# Dead letters of the outputs' stores: the record refused, not lines of the input.
+STORE_REASONS = ("dynamodb_rejected",)
+
+
 def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, object]:
     """summary.json: the tallies the operators emitted for what has no output of its own, the
     outputs counted, and the input lines read."""
@@ -114,7 +118,8 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     summary["static_kept"] = count_lines(output_dir / "static") - int(summary["static_from_rows"])  # type: ignore[call-overload]
     dead = read_jsonl(output_dir / "dead_letter")
     summary["dead_letter"] = dict(sorted(Counter(str(d["reason"]) for d in dead).items()))
-    summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead)
+    # A dead letter of the input counts its lines; one of a store (an aggregate DynamoDB refused) none.
+    summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead if d["reason"] not in STORE_REASONS)
     late = Counter(str(r["window"]) for r in read_jsonl(output_dir / "late"))
     summary["late_records"] = {"tumbling": late.get("tumbling", 0), "sliding": late.get("sliding", 0)}
     # Vessel time too late for its tumbling window: dropped, and counted here.

@@ -185,6 +185,8 @@ TABLES: dict[str, Table] = {
                 Column("window_seconds", "integer", "window_seconds"),
                 Column("slide_seconds", "integer", "slide_seconds"),
                 Column("geohash_precision", "smallint", "precision"),
+                Column("sog_sum", _F, "sog_sum"),
+                Column("sog_reports", "integer", "sog_reports"),
             ),
             ("window_kind", "window_seconds", "slide_seconds", "geohash_precision", "cell", "window_start"),
             newer_firing_wins=True,
@@ -231,6 +233,7 @@ def prepare(target: Target) -> None:
             raise PostgresError(f"PostgreSQL at {target.shown()}: cannot create the tables: {why}") from None
         add_vessel_hours(conn)
         add_window_key(conn)
+        add_sog_sums(conn)
         check_tables(conn, target)
         missing = spatial(conn, target)
     if missing:
@@ -247,13 +250,15 @@ def _columns(conn: Any, table: str) -> list[str]:
 
 
 _WINDOW_KEY = ("window_seconds", "slide_seconds", "geohash_precision")
+_SOG_SUMS = ("sog_sum", "sog_reports")
 DEFAULT_SLIDE_S = 60
 
 
 def add_vessel_hours(conn: Any) -> None:
     """An ``ais_aggregates`` table of the versions before vessel hours (exactly their columns)
     gets the two columns at its end; any other table is left to :func:`check_tables`."""
-    before = [c.name for c in TABLES["aggregates"].columns if c.name not in ("vessel_hours", "by_type", *_WINDOW_KEY)]
+    added = ("vessel_hours", "by_type", *_WINDOW_KEY, *_SOG_SUMS)
+    before = [c.name for c in TABLES["aggregates"].columns if c.name not in added]
     if _columns(conn, "ais_aggregates") == before:
         conn.execute("ALTER TABLE ais_aggregates ADD COLUMN vessel_hours double precision, ADD COLUMN by_type jsonb")
 
@@ -264,7 +269,7 @@ def add_window_key(conn: Any) -> None:
     end, the precision from the cell, a sliding window's slide from the smallest step between its
     starts, else 60 s, the default), and the key that holds them; its PostGIS column, generated
     from the cell, is made again after them. Any other table is left to :func:`check_tables`."""
-    before = [c.name for c in TABLES["aggregates"].columns if c.name not in _WINDOW_KEY]
+    before = [c.name for c in TABLES["aggregates"].columns if c.name not in (*_WINDOW_KEY, *_SOG_SUMS)]
     found = _columns(conn, "ais_aggregates")
     geometry = GEOMETRY_COLUMNS["ais_aggregates"][0]
     if found not in (before, [*before, geometry]):
@@ -299,6 +304,22 @@ def add_window_key(conn: Any) -> None:
         conn.execute(f'ALTER TABLE ais_aggregates DROP CONSTRAINT "{primary}"')
         key = ", ".join(TABLES["aggregates"].key)
         conn.execute(f"ALTER TABLE ais_aggregates ADD PRIMARY KEY ({key})")
+
+
+def add_sog_sums(conn: Any) -> None:
+    """An ``ais_aggregates`` table of the versions before ``sog_sum`` and ``sog_reports`` (exactly
+    their columns, with or without the PostGIS column) gets the two at its end, null in the rows
+    it holds (their sums are not known from the mean); the PostGIS column, generated from the
+    cell, is made again after them. Any other table is left to :func:`check_tables`."""
+    before = [c.name for c in TABLES["aggregates"].columns if c.name not in _SOG_SUMS]
+    found = _columns(conn, "ais_aggregates")
+    geometry = GEOMETRY_COLUMNS["ais_aggregates"][0]
+    if found not in (before, [*before, geometry]):
+        return
+    with conn.transaction():
+        if found[-1] == geometry:
+            conn.execute(f"ALTER TABLE ais_aggregates DROP COLUMN {geometry}")  # spatial() adds it again
+        conn.execute("ALTER TABLE ais_aggregates ADD COLUMN sog_sum double precision, ADD COLUMN sog_reports integer")
 
 
 # With PostGIS: geometry columns that the server computes from each row (generated columns, so

@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS ais_aggregates (
     window_seconds    integer NOT NULL,  -- the window's size
     slide_seconds     integer NOT NULL,  -- the sliding windows' slide; a tumbling window's size
     geohash_precision smallint NOT NULL,  -- the length of cell
+    sog_sum      double precision,  -- the SOG of the reports that had one, added up, knots (null: older rows)
+    sog_reports  integer,  -- how many reports had a SOG (avg_sog = sog_sum / sog_reports)
     PRIMARY KEY (window_kind, window_seconds, slide_seconds, geohash_precision, cell, window_start)
 );
 -- (A table made by an earlier version gets the columns it lacks, and this key, from the job:

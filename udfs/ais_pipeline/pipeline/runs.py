@@ -4,7 +4,8 @@
   run, collects the tallies, runs the job until its input ends (or until Ctrl-C drains it), and
   makes the run's summary (``summary.json`` under ``--output``, or a sample of each output).
 - :func:`execute_kafka`: a Kafka run, locally until stopped (or until ``--bounded`` offsets are
-  read), or submitted to the cluster of ``flink run`` and left running there.
+  read), or submitted to the cluster of ``flink run`` and left running there; a Kinesis run the
+  same (:func:`submit_kinesis`), its outputs files as a file run's.
 - :class:`RunRecord`: with ``--postgres``, the run's row in ``ais_runs``, started once and
   finished once.
 """
@@ -71,9 +72,10 @@ class FileRun:
     writes copies of its outputs to a scratch folder for the summary to count, and its
     ``--output`` holds only ``summary.json``."""
 
-    def __init__(self, config: PipelineConfig, kafka: bool = False) -> None:
+    def __init__(self, config: PipelineConfig, kafka: bool = False, kinesis: bool = False) -> None:
         self.config = config
         self.kafka = kafka
+        self.kinesis = kinesis
         self.cluster: Cluster | None = None
         self.keeps_web_ui = keeps_web_ui(config)
         if config.taskmanagers:
@@ -110,11 +112,15 @@ class FileRun:
         """Run the job to the end of its input (or until Ctrl-C drains it), then sum it up. A run
         cancelled before it drained raises KeyboardInterrupt: it has no summary."""
         config = self.config
-        what = f"kafka:{config.topic}" if self.kafka else config.input_feed or str(config.input_path)
+        if self.kafka:
+            what, name = f"kafka:{config.topic}", f"ais-pipeline {config.topic}"
+        elif self.kinesis:
+            what, name = f"kinesis:{config.stream}", f"ais-pipeline {config.stream}"
+        else:
+            what, name = config.input_feed or str(config.input_path), "ais-pipeline"
         record = RunRecord(config, what)
-        unbounded = config.follow or self.kafka or bool(config.input_feed)
+        unbounded = config.follow or self.kafka or self.kinesis or bool(config.input_feed)
         total = None if unbounded else files.input_bytes(config.input_path)
-        name = f"ais-pipeline {config.topic}" if self.kafka else "ais-pipeline"
         started = time.monotonic()
         stopped: Stopped | None = None
         try:
@@ -157,6 +163,13 @@ def sample_of(output_dir: Path) -> list[str]:
 
 def checkpointing_on(env: StreamExecutionEnvironment) -> bool:
     return bool(env.get_checkpoint_config().is_checkpointing_enabled())
+
+
+def submit_kinesis(env: StreamExecutionEnvironment, config: PipelineConfig) -> str:
+    """Submit a Kinesis job to the cluster of ``flink run`` and leave it running there (a bounded
+    one ends by itself); its job id."""
+    RunRecord(config, f"kinesis:{config.stream}")
+    return str(env.execute_async(f"ais-pipeline {config.stream}").get_job_id())
 
 
 def submit_kafka(env: StreamExecutionEnvironment, config: PipelineConfig) -> str:

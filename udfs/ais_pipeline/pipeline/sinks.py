@@ -1,5 +1,6 @@
 """Where a run's outputs go: JSON Lines part files under a directory (and the tallies behind its
-summary), one Kafka topic per output, and, with ``--postgres``, one PostgreSQL table per output."""
+summary), one Kafka topic per output, with ``--postgres`` one PostgreSQL table per output, and
+with ``--dynamodb-table`` the aggregates into a DynamoDB table too."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pyflink.datastream import DataStream, StreamExecutionEnvironment
 from pyflink.datastream.connectors.file_system import BucketAssigner, FileSink, OutputFileConfig, RollingPolicy
 
 from ais_pipeline.config import OUTPUT_KEYS, PipelineConfig
+from ais_pipeline.jvm.aws import DynamoDbAggregates
 from ais_pipeline.jvm.jdbc import PostgresTableSink
 from ais_pipeline.jvm.kafka import KeyedJsonRecords
 from ais_pipeline.pipeline import kafka
@@ -31,14 +33,37 @@ def jsonl_sink(directory: Path) -> FileSink:
     )
 
 
-def file_sinks(streams: Streams, output_dir: Path, tally_dir: Path, print_too: bool) -> None:
+DYNAMODB_IN_FLIGHT = 4  # requests of up to 25 conditional writes at once, per sink subtask
+DYNAMODB_BATCH_DELAY_MS = 500
+
+
+def dynamodb_sink(streams: Streams, config: PipelineConfig, dead_letters: Path | None) -> None:
+    """The aggregates into ``--dynamodb-table``, replay-safe (a write replaces an item only with a
+    newer firing of its window). What DynamoDB refuses for good goes into the run's dead-letter
+    output: JSON Lines under ``dead_letters`` (a file or Kinesis run's), else it is logged and
+    counted (a Kafka run's outputs are topics)."""
+    DynamoDbAggregates(
+        name=f"write DynamoDB {config.dynamodb_table}",
+        uid="dynamodb-aggregates",
+        region=config.region,
+        endpoint=config.dynamodb_endpoint,
+        table=config.dynamodb_table,
+        max_in_flight=DYNAMODB_IN_FLIGHT,
+        max_rounds=config.dynamodb_rounds,
+        max_delay_ms=DYNAMODB_BATCH_DELAY_MS,
+        dead_letter_dir="" if dead_letters is None else str(dead_letters.resolve()),
+    ).apply(streams.aggregates)
+
+
+def file_sinks(streams: Streams, output_dir: Path, tally_dir: Path | None, print_too: bool) -> None:
     """Every output as JSON Lines under ``output_dir`` (the summary counts them there), the
-    tallies under ``tally_dir``, and, with ``print_too``, every output printed as well."""
+    tallies under ``tally_dir`` (when given), and, with ``print_too``, every output printed as well."""
     for name, stream in streams.named().items():
         stream.sink_to(jsonl_sink(output_dir / name)).name(f"write {name}").uid(f"sink-{name}")
         if print_too:
             stream.print(name).name(f"print {name}").uid(f"print-{name}")
-    streams.tally.sink_to(jsonl_sink(tally_dir)).name("write tallies").uid("sink-tally")
+    if tally_dir is not None:
+        streams.tally.sink_to(jsonl_sink(tally_dir)).name("write tallies").uid("sink-tally")
 
 
 def kafka_sinks(streams: Streams, config: PipelineConfig, exactly_once: bool) -> None:

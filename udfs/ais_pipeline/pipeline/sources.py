@@ -1,10 +1,12 @@
-"""Where a run's raw lines come from: a file or a directory of files, a live feed, or a Kafka topic."""
+"""Where a run's raw lines come from: a file or a directory of files, a live feed, a Kafka topic, or a
+Kinesis data stream."""
 
 from __future__ import annotations
 
 from pyflink.datastream import DataStream, StreamExecutionEnvironment
 
 from ais_pipeline.config import PipelineConfig
+from ais_pipeline.jvm.aws import KinesisLines
 from ais_pipeline.jvm.kafka import KafkaLines
 from ais_pipeline.jvm.sources import FeedLines, LanePacing, OrderedFiles
 from ais_pipeline.pipeline import kafka
@@ -13,6 +15,7 @@ from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES
 
 FOLLOW_EVERY_MS = 1000  # how often --follow looks for new files
 FEED_BUFFER_LINES = 100_000  # a live UDP input's lines held while the job is busy; beyond, counted as dropped
+KINESIS_DISCOVERY_MS = 10_000  # how often an unbounded Kinesis run looks for new shards (a resharding)
 
 
 def file_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:
@@ -68,4 +71,21 @@ def kafka_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> Data
         starting_offsets=config.starting_offsets,
         bounded=config.bounded,
         properties=kafka.for_shaded_connector(config.kafka_properties),
+    ).read(env)
+
+
+def kinesis_lines(env: StreamExecutionEnvironment, config: PipelineConfig) -> DataStream:
+    """Raw lines from a Kinesis data stream, one or more per record, from ``--starting-position``;
+    with ``--bounded`` each shard stops where it was when the job started (the job then ends by
+    itself, like a file run). A reader of several shards gives their lines in the order the
+    stream received them."""
+    return KinesisLines(
+        name=f"read Kinesis {config.stream}",
+        uid="source-kinesis",
+        stream=config.stream,
+        region=config.region,
+        endpoint=config.kinesis_endpoint,
+        starting_position=config.starting_position,
+        bounded=config.bounded,
+        discovery_ms=KINESIS_DISCOVERY_MS,
     ).read(env)

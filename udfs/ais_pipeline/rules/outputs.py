@@ -134,7 +134,8 @@ def aggregate_json(agg: Aggregate, slide_ms: int) -> str:
         f'{{"window":"{agg.window}","window_seconds":{size},"slide_seconds":{slide},"precision":{len(agg.cell)},'
         f'"cell":"{agg.cell}","window_start":"{iso_ms(agg.window_start)}",'
         f'"window_end":"{iso_ms(agg.window_end)}","reports":{agg.reports},"vessels":{agg.vessels},'
-        f'"avg_sog":{avg},"vessel_hours":{agg.vessel_hours!r},"by_type":{{{by_type}}},"revision":{agg.revision}}}'
+        f'"avg_sog":{avg},"sog_sum":{agg.sog_sum!r},"sog_reports":{agg.sog_reports},'
+        f'"vessel_hours":{agg.vessel_hours!r},"by_type":{{{by_type}}},"revision":{agg.revision}}}'
     )
 
 

@@ -145,8 +145,10 @@ class Aggregate:
     """One firing of one window of one cell: the ``aggregates`` output (made by the Java operator
     ``ais.flink.CellWindows`` in the job, by :class:`CellWindows` in the plain loop).
 
-    ``vessel_hours`` is the time vessels spent in the cell within the window
-    (:mod:`ais_pipeline.rules.vessel_hours`), in hours rounded to 6 decimals. The per-type
+    ``sog_sum`` and ``sog_reports`` are the SOG of the reports that had one, added up, and their
+    count (``avg_sog`` is their quotient, rounded). ``vessel_hours`` is the time vessels spent in
+    the cell within the window (:mod:`ais_pipeline.rules.vessel_hours`), in hours rounded to 6
+    decimals. The per-type
     breakdown is four columns, one entry per ship type category with reports or time, in the
     order of :data:`ais_pipeline.rules.vessel_hours.ALL_CATEGORIES`."""
 
@@ -163,6 +165,10 @@ class Aggregate:
     type_vessels: list[Int32] = field(default_factory=list)
     type_reports: list[Int32] = field(default_factory=list)
     type_hours: list[float] = field(default_factory=list)
+    # The sum of the reports' SOG in knots (exact: a sum of thousandths) and how many reports had
+    # one: what a store that adds (the DynamoDB table's ``sog_sum``) keeps beside the mean.
+    sog_sum: float = 0.0
+    sog_reports: Int32 = 0
 
 
 MS_PER_HOUR = 3_600_000
@@ -228,6 +234,7 @@ def _aggregate(kind: str, cell: str, start: int, end: int, panes: list[PaneAcc],
         [per_type.get(name, 0) for name in names],
         [type_reports.get(name, 0) for name in names],
         [hours(type_ms.get(name, 0)) for name in names],
+        sog_sum / 1000, sog_n,
     )  # fmt: skip
 
 

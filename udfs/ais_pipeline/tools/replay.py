@@ -1,4 +1,5 @@
-"""Feed a Kafka topic from a capture: ``ais-pipeline replay FILE --topic T [--rate N]``.
+"""Feed a Kafka topic from a capture: ``ais-pipeline replay FILE --topic T [--rate N]`` (or a Kinesis
+data stream: ``--stream NAME --region R``, :mod:`ais_pipeline.tools.replay_kinesis`).
 
 One record per line, the line as the value, in file order, at ``--rate`` lines per second or as
 fast as the broker takes them. The key is the line's receiver (the tag block's ``s:``; a later
@@ -49,6 +50,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="client properties file (librdkafka names; Java-only keys are skipped) [KAFKA_PROPERTIES_FILE]",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--stream", default="", help="a Kinesis data stream instead of a topic [KINESIS_STREAM]")
+    parser.add_argument("--region", default=os.environ.get("AWS_REGION", ""), help="Kinesis: [AWS_REGION]")
+    parser.add_argument(
+        "--kinesis-endpoint", default=os.environ.get("KINESIS_ENDPOINT", ""), help="Kinesis: [KINESIS_ENDPOINT]"
+    )
+    parser.add_argument("--shards", type=int, default=1, help="Kinesis: shards of the stream if it must be created")
+    parser.add_argument("--lines-per-record", type=int, default=1, help="Kinesis: consecutive lines per record")
     args = parser.parse_args(list(argv))
     if not args.file.exists():
         raise ConfigError(f"replay: no such file or directory: {args.file}")
@@ -157,6 +165,17 @@ def main(argv: Sequence[str]) -> int:
     from ais_pipeline.files import read_lines
 
     args = parse_args(argv)
+    if args.stream:
+        from ais_pipeline.tools import replay_kinesis
+
+        if not args.region:
+            raise ConfigError("--region (AWS_REGION): a Kinesis replay needs the stream's region")
+        kinesis = replay_kinesis.kinesis_client(args.region, args.kinesis_endpoint)
+        replay_kinesis.ensure_stream(kinesis, args.stream, args.shards)
+        put = replay_kinesis.put_lines(kinesis, args.stream, read_lines(args.file), args.lines_per_record)
+        lines = sum(1 for _ in read_lines(args.file))
+        print(f"replayed {lines} lines ({put} records) from {args.file} into {args.stream}")
+        return 0
     conf = {"bootstrap.servers": args.bootstrap_servers}
     conf.update(librdkafka_properties(kafka_client_properties(args.kafka_properties, os.environ)))
     ensure_topic(conf, args.topic, args.partitions)

@@ -13,6 +13,7 @@ import org.apache.flink.types.Row;
  * is its size) and geohash precision, which together with the cell and the start are what a store
  * merges an aggregate on; times as ISO 8601 UTC with milliseconds,
  * {@code avg_sog} as Python prints a float rounded to 3 decimals, null when no report had one;
+ * {@code sog_sum}, the reports' SOG added up (thousandths, exact), and {@code sog_reports};
  * {@code vessel_hours} rounded to 6, and {@code by_type}, an object of one entry per category).
  */
 public final class AggregateJson implements MapFunction<Row, String> {
@@ -53,6 +54,8 @@ public final class AggregateJson implements MapFunction<Row, String> {
         sb.append(",\"avg_sog\":");
         Double avg = (Double) agg.getField(f.avgSog);
         sb.append(avg == null ? "null" : pythonFloat3(avg));
+        sb.append(",\"sog_sum\":").append(pythonFloat3((Double) agg.getField(f.sogSum)));
+        sb.append(",\"sog_reports\":").append((int) (Integer) agg.getField(f.sogReports));
         sb.append(",\"vessel_hours\":").append(pythonFloat6((Double) agg.getField(f.vesselHours)));
         sb.append(",\"by_type\":{");
         String[] names = (String[]) agg.getField(f.typeNames);

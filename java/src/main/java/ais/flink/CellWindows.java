@@ -437,6 +437,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         agg.setField(out.typeVessels, vessels);
         agg.setField(out.typeReports, reportsByType);
         agg.setField(out.typeHours, hoursByType);
+        agg.setField(out.sogSum, (double) totals.sogMilliSum / 1000.0);
+        agg.setField(out.sogReports, (int) totals.sogCount);
         return agg;
     }
 

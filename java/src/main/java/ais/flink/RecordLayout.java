@@ -106,6 +106,8 @@ final class RecordLayout {
         final int typeVessels;
         final int typeReports;
         final int typeHours;
+        final int sogSum;
+        final int sogReports;
 
         Aggregate(RowTypeInfo type) {
             arity = type.getArity();
@@ -122,6 +124,8 @@ final class RecordLayout {
             typeVessels = arrayField(type, "type_vessels", Types.INT);
             typeReports = arrayField(type, "type_reports", Types.INT);
             typeHours = arrayField(type, "type_hours", Types.DOUBLE);
+            sogSum = field(type, "sog_sum", Types.DOUBLE);
+            sogReports = field(type, "sog_reports", Types.INT);
         }
     }
 }

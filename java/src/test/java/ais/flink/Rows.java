@@ -29,11 +29,13 @@ final class Rows {
                     new TypeInformation<?>[] {
                         Types.STRING, Types.STRING, Types.LONG, Types.LONG, Types.INT, Types.INT, Types.DOUBLE, Types.INT,
                         Types.DOUBLE, BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO, BasicArrayTypeInfo.INT_ARRAY_TYPE_INFO,
-                        BasicArrayTypeInfo.INT_ARRAY_TYPE_INFO, BasicArrayTypeInfo.DOUBLE_ARRAY_TYPE_INFO
+                        BasicArrayTypeInfo.INT_ARRAY_TYPE_INFO, BasicArrayTypeInfo.DOUBLE_ARRAY_TYPE_INFO, Types.DOUBLE,
+                        Types.INT
                     },
                     new String[] {
                         "window", "cell", "window_start", "window_end", "reports", "vessels", "avg_sog", "revision",
-                        "vessel_hours", "type_names", "type_vessels", "type_reports", "type_hours"
+                        "vessel_hours", "type_names", "type_vessels", "type_reports", "type_hours", "sog_sum",
+                        "sog_reports"
                     });
 
     /** The ship type categories, as the job hands them to the window operator. */

@@ -61,7 +61,7 @@ MOTO = ROOT / "scripts" / "moto.sh"
 
 class MotoServer:
     """moto's server of scripts/moto.sh (Kinesis and DynamoDB) on a free port of 127.0.0.1, with a
-    faults file the tests write (``ais_pipeline.tools.moto_server``)."""
+    faults file the tests write (scripts/moto_server.py)."""
 
     def __init__(self, data_dir: Path) -> None:
         self.port = free_port()

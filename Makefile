@@ -4,7 +4,8 @@
 # Each target installs what it needs: .venv (the package, editable, with Python packages from PyPI;
 # its build runs Maven on java/ into udfs/ais_pipeline/jars/), and the jar cache
 # (~/.cache/ais-pipeline/jars, or AIS_PIPELINE_CACHE: the Kafka and JDBC connectors, the PostgreSQL
-# driver and a Kafka broker's jars from Maven Central, as connectors/pom.xml pins them).
+# driver and a Kafka broker's jars from Maven Central, as connectors/pom.xml pins them), and the
+# JVM's class archive there (a run of 1,000 sample lines; later runs start faster with it).
 #
 # Kafka and a standalone cluster (see docs/kafka-and-clusters.md):
 #   make kafka-start | kafka-stop        one KRaft broker on 127.0.0.1:9092 (scripts/kafka.sh)
@@ -24,10 +25,11 @@ JAR := udfs/ais_pipeline/jars/ais-flink-helpers.jar
 
 .PHONY: setup run test test-java test-unit test-flink test-integration lint plain clean browser bench \
 	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka postgres-start postgres-stop \
-	mosquitto-start mosquitto-stop moto-start moto-stop
+	mosquitto-start mosquitto-stop moto-start moto-stop bench-jvm
 
 setup: $(STAMP) $(JAR)
 	$(PY) -m ais_pipeline.resources fetch kafka-connector jdbc kafka-broker
+	$(PY) -m ais_pipeline.pipeline.jvm_archive
 
 $(STAMP): pyproject.toml java/maven_backend.py
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +62,11 @@ bench: setup
 	$(PY) -m bench.files --write-docs $(ARGS)
 	$(PY) -m bench.live --write-docs
 	$(PY) -m bench.scale --write-docs
+
+# JVM options against the job's cost and start-up, taken in turns (bench/jvm_options.py): the
+# class data sharing archive, C1 only, the serial collector.
+bench-jvm: setup
+	$(PY) -m bench.jvm_options $(ARGS)
 
 # The Java operators on Flink's test harnesses, against the golden cases in tests/golden/.
 test-java: setup

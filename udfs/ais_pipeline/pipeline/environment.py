@@ -12,6 +12,7 @@ from pyflink.common import Configuration
 from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline.config import PipelineConfig, submitted_by_flink_cli
+from ais_pipeline.pipeline.jvm_archive import use_archive
 from ais_pipeline.resources import METRICS_JAR, PACKAGE
 
 if TYPE_CHECKING:
@@ -98,6 +99,7 @@ def _python_paths() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
     if not submitted_by_flink_cli():
         reporters_on_gateway_classpath()
+        use_archive()
         # PyFlink starts a "loopback" Beam worker pool in this process for local runs (a gRPC
         # server on every interface, one per StreamExecutionEnvironment object, of which the job
         # makes several), for Python workers in process mode. Thread mode embeds them in the JVM;

@@ -38,6 +38,7 @@ from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline.errors import JobFailed, StoppedBeforeStart
 from ais_pipeline.jvm.cluster import remote_environment
+from ais_pipeline.pipeline.jvm_archive import without_archive
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.pipeline.progress import rest_json
 from ais_pipeline.resources import METRICS_JAR
@@ -85,6 +86,8 @@ def daemon_environment(conf_dir: Path, log_dir: Path, lib: Path, plugins: Path) 
     a plugin; on its classpath too they clash: ClassCastException: CollectorRegistry, no
     metrics)."""
     env = dict(os.environ)
+    if "JVM_ARGS" in env:
+        env["JVM_ARGS"] = without_archive(env["JVM_ARGS"])
     env["FLINK_CONF_DIR"] = str(conf_dir)
     env["FLINK_LIB_DIR"] = str(lib)
     env["FLINK_PLUGINS_DIR"] = str(plugins)

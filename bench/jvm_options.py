@@ -1,0 +1,118 @@
+"""JVM options against the job's cost: the same feed through the job (mini-cluster, parallelism 1)
+under each set of JVM options, taken in turns so that a slow minute of the machine falls on every
+set alike, and the start-up (a run of 1,000 lines) under each.
+
+    python -m bench.jvm_options [--lines 100000] [--repeat 3] [--variants default,c1,serial-gc]
+
+A variant's options go to the job's JVM through ``JVM_ARGS`` (PyFlink's gateway, in which the
+mini-cluster runs, adds them to its command line). Prints, per variant, the median wall seconds
+and CPU seconds of the whole process tree (JVM and Python), and the CPU per line of the feed with
+the start-up's CPU taken out. Every variant but ``cds`` runs without the class data sharing
+archive that local runs map by default (``AIS_PIPELINE_CDS=off``); ``cds`` runs with it (written
+first when missing: ``python -m ais_pipeline.pipeline.jvm_archive``). ``--lines 0`` measures the
+start-up alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from ais_pipeline.pipeline import jvm_archive
+from ais_pipeline.pipeline.ports import unused_port
+from ais_pipeline.resources import SAMPLE_INPUT
+from bench.files import OUT, PY, STARTUP_LINES, feed, timed
+
+VARIANTS: dict[str, str] = {
+    "default": "",
+    "c1": "-XX:TieredStopAtLevel=1",
+    "serial-gc": "-XX:+UseSerialGC",
+    "no-tiered": "-XX:-TieredCompilation",
+    "c2-later": "-XX:Tier4InvocationThreshold=15000 -XX:Tier4CompileThreshold=20000",
+    "cds": "(the archive)",
+}
+
+
+def startup_feed() -> Path:
+    path = OUT / "feed-startup.nmea"
+    if not path.exists():
+        with feed(100_000).open() as src:
+            path.write_text("".join(line for _, line in zip(range(STARTUP_LINES), src, strict=False)))
+    return path
+
+
+def job(path: Path, jvm_args: str) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of the job on ``path`` under ``jvm_args``."""
+    out = Path(tempfile.mkdtemp(prefix="bench-jvm-"))
+    cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
+    saved = {k: os.environ.get(k) for k in ("JVM_ARGS", jvm_archive.SWITCH)}
+    if jvm_args == VARIANTS["cds"]:
+        os.environ.pop("JVM_ARGS", None)
+        os.environ[jvm_archive.SWITCH] = "on"
+    else:
+        os.environ["JVM_ARGS"] = jvm_args
+        os.environ[jvm_archive.SWITCH] = "off"
+    try:
+        wall, _, _, cpu = timed([*cmd, "--web-ui-port", str(unused_port())])
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return wall, cpu
+
+
+def ensure_archive() -> None:
+    path = jvm_archive.archive_path()
+    if path is None:
+        raise RuntimeError("no Java found: no archive")
+    if not path.is_file():
+        jvm_archive.write_archive(path, SAMPLE_INPUT)
+    print(f"archive: {path} ({path.stat().st_size / 1e6:.0f} MB)", file=sys.stderr)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="bench.jvm_options", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--variants", default="default,c1,serial-gc,cds")
+    args = parser.parse_args()
+    names = args.variants.split(",")
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
+    if "cds" in names:
+        ensure_archive()
+    start = startup_feed()
+    path = feed(args.lines) if args.lines else None
+    lines = sum(1 for _ in path.open()) if path else 0
+    runs: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    starts: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    for turn in range(args.repeat):
+        for name in names:
+            starts[name].append(job(start, VARIANTS[name]))
+            runs[name].append(job(path, VARIANTS[name]) if path else (0.0, 0.0))
+            (w0, c0), (w, c) = starts[name][-1], runs[name][-1]
+            print(f"turn {turn + 1} {name:<10} start-up {w0:5.1f} s {c0:5.1f} CPU s; "
+                  f"{lines} lines {w:6.1f} s {c:6.1f} CPU s", file=sys.stderr)  # fmt: skip
+    print(f"JVM options, job at parallelism 1, {lines:,} lines, medians of {args.repeat} runs taken in turns")
+    print("| options | start-up wall s | start-up CPU s | wall s | CPU s | steady CPU us/line |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in names:
+        sw = statistics.median(w for w, _ in starts[name])
+        sc = statistics.median(c for _, c in starts[name])
+        w = statistics.median(w for w, _ in runs[name])
+        c = statistics.median(c for _, c in runs[name])
+        steady = (c - sc) / (lines - STARTUP_LINES) * 1e6 if lines else 0.0
+        shown = VARIANTS[name] or "(none)"
+        print(f"| {name}: `{shown}` | {sw:.1f} | {sc:.1f} | {w:.1f} | {c:.1f} | {steady:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

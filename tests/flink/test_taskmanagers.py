@@ -8,6 +8,7 @@ cluster is left behind."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -155,7 +156,7 @@ def wait_until(check, timeout_s: float = 180) -> bool:  # type: ignore[no-untype
 def job_running(port: int) -> bool:
     try:
         return any(j["state"] == "RUNNING" for j in get(port, "/jobs/overview")["jobs"])  # type: ignore[attr-defined]
-    except (OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):  # not up yet, or another server's port for now
         return False
 
 

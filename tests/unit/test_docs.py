@@ -43,6 +43,8 @@ COMMANDS = [
     ["bench.make_feed"],
     ["bench.gen_feed"],
     ["bench.state_over_time"],
+    ["bench.jvm_options"],
+    ["ais_pipeline.pipeline.jvm_archive"],
 ]
 
 

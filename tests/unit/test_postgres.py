@@ -68,14 +68,14 @@ def test_each_table_merges_on_its_key_and_only_a_newer_firing_of_the_same_window
     )
     assert postgres.TABLES["aggregates"].statement() == (
         "INSERT INTO ais_aggregates AS t (window_kind, cell, window_start, window_end, reports, vessels, avg_sog,"
-        " revision, vessel_hours, by_type, window_seconds, slide_seconds, geohash_precision)"
+        " revision, vessel_hours, by_type, window_seconds, slide_seconds, geohash_precision, sog_sum, sog_reports)"
         " VALUES (?::text, ?::text, ?::timestamp with time zone,"
         " ?::timestamp with time zone, ?::integer, ?::integer, ?::double precision, ?::integer,"
-        " ?::double precision, ?::jsonb, ?::integer, ?::integer, ?::smallint)"
+        " ?::double precision, ?::jsonb, ?::integer, ?::integer, ?::smallint, ?::double precision, ?::integer)"
         " ON CONFLICT (window_kind, window_seconds, slide_seconds, geohash_precision, cell, window_start)"
         " DO UPDATE SET window_end = EXCLUDED.window_end, reports = EXCLUDED.reports, vessels = EXCLUDED.vessels,"
         " avg_sog = EXCLUDED.avg_sog, revision = EXCLUDED.revision, vessel_hours = EXCLUDED.vessel_hours,"
-        " by_type = EXCLUDED.by_type"
+        " by_type = EXCLUDED.by_type, sog_sum = EXCLUDED.sog_sum, sog_reports = EXCLUDED.sog_reports"
         " WHERE (t.reports, coalesce(t.vessel_hours, -1), t.revision)"
         " < (EXCLUDED.reports, coalesce(EXCLUDED.vessel_hours, -1), EXCLUDED.revision)"
     )

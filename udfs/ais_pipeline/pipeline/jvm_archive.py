@@ -144,15 +144,22 @@ def write_archive(path: Path, sample: Path) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    import argparse
+
     from ais_pipeline.resources import SAMPLE_INPUT
 
+    parser = argparse.ArgumentParser(
+        prog="python -m ais_pipeline.pipeline.jvm_archive", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--force", action="store_true", help="write the archive again when it is there")
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     path = archive_path()
     if path is None:
         log.error("no Java found (JAVA_HOME or PATH): no archive")
         return 1
-    if complete(path) and "--force" not in sys.argv[1:]:
+    if complete(path) and not args.force:
         print(f"JVM class archive: {path} (there already)")
         return 0
     started = time.monotonic()
@@ -167,4 +174,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -263,20 +263,32 @@ def add_vessel_hours(conn: Any) -> None:
         conn.execute("ALTER TABLE ais_aggregates ADD COLUMN vessel_hours double precision, ADD COLUMN by_type jsonb")
 
 
+def _aggregates_before(conn: Any, added: tuple[str, ...]) -> bool:
+    """Whether ``ais_aggregates`` has exactly this version's columns but ``added`` (with or
+    without the PostGIS column after them): the table of the version before those columns."""
+    before = [c.name for c in TABLES["aggregates"].columns if c.name not in added]
+    geometry = GEOMETRY_COLUMNS["ais_aggregates"][0]
+    return _columns(conn, "ais_aggregates") in (before, [*before, geometry])
+
+
+def _drop_aggregates_geometry(conn: Any) -> None:
+    """Drop the PostGIS column of ``ais_aggregates``, if it has one, so that columns added next
+    come before it; :func:`spatial` makes it again, last."""
+    geometry = GEOMETRY_COLUMNS["ais_aggregates"][0]
+    if geometry in _columns(conn, "ais_aggregates"):
+        conn.execute(f"ALTER TABLE ais_aggregates DROP COLUMN {geometry}")
+
+
 def add_window_key(conn: Any) -> None:
     """An ``ais_aggregates`` table of the versions whose key was (kind, cell, start) gets the
     window's size, slide and geohash precision, filled in from its rows (the size from start and
     end, the precision from the cell, a sliding window's slide from the smallest step between its
     starts, else 60 s, the default), and the key that holds them; its PostGIS column, generated
     from the cell, is made again after them. Any other table is left to :func:`check_tables`."""
-    before = [c.name for c in TABLES["aggregates"].columns if c.name not in (*_WINDOW_KEY, *_SOG_SUMS)]
-    found = _columns(conn, "ais_aggregates")
-    geometry = GEOMETRY_COLUMNS["ais_aggregates"][0]
-    if found not in (before, [*before, geometry]):
+    if not _aggregates_before(conn, (*_WINDOW_KEY, *_SOG_SUMS)):
         return
     with conn.transaction():
-        if found[-1] == geometry:
-            conn.execute(f"ALTER TABLE ais_aggregates DROP COLUMN {geometry}")  # spatial() adds it again
+        _drop_aggregates_geometry(conn)
         conn.execute(
             "ALTER TABLE ais_aggregates ADD COLUMN window_seconds integer,"
             " ADD COLUMN slide_seconds integer, ADD COLUMN geohash_precision smallint"
@@ -311,14 +323,10 @@ def add_sog_sums(conn: Any) -> None:
     their columns, with or without the PostGIS column) gets the two at its end, null in the rows
     it holds (their sums are not known from the mean); the PostGIS column, generated from the
     cell, is made again after them. Any other table is left to :func:`check_tables`."""
-    before = [c.name for c in TABLES["aggregates"].columns if c.name not in _SOG_SUMS]
-    found = _columns(conn, "ais_aggregates")
-    geometry = GEOMETRY_COLUMNS["ais_aggregates"][0]
-    if found not in (before, [*before, geometry]):
+    if not _aggregates_before(conn, _SOG_SUMS):
         return
     with conn.transaction():
-        if found[-1] == geometry:
-            conn.execute(f"ALTER TABLE ais_aggregates DROP COLUMN {geometry}")  # spatial() adds it again
+        _drop_aggregates_geometry(conn)
         conn.execute("ALTER TABLE ais_aggregates ADD COLUMN sog_sum double precision, ADD COLUMN sog_reports integer")
 
 

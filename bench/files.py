@@ -405,8 +405,17 @@ def write_between_markers(doc: Path, marker: str, text: str) -> None:
     doc.write_text(f"{head}{start}\n{text}\n{end}{tail}")
 
 
-def update_docs(text: str) -> None:
-    write_between_markers(ROOT / "docs" / "performance.md", "bench", text)
+def measured(command: str = "") -> str:
+    """The line that heads a benchmark's table: the day, the machine and the command."""
+    text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`"
+    return text + (f" (`{command}`):" if command else ":")
+
+
+def publish(text: str, doc: Path, marker: str, write_docs: bool) -> None:
+    """Print a benchmark's text, and with ``--write-docs`` put it between the page's markers."""
+    print(text)
+    if write_docs:
+        write_between_markers(doc, marker, text)
 
 
 def main() -> int:
@@ -429,14 +438,12 @@ def main() -> int:
     parallelisms = [int(p) for p in args.parallelism.split(",")]
     rows = run(sizes, args.repeat, parallelisms)
     starts = startup(parallelisms) if rows else {}
-    text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`:"
+    text = measured()
     if rows:
         text += f"\n\n{table(rows, starts)}\n\n{growth(rows)}"
     if args.csv_rows:
         text += f"\n\n{csv_table(run_csv(args.csv_rows, args.repeat, parallelisms))}"
-    print(text)
-    if args.write_docs:
-        update_docs(text)
+    publish(text, ROOT / "docs" / "performance.md", "bench", args.write_docs)
     return 0
 
 

@@ -43,7 +43,7 @@ from typing import Any
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.pipeline.progress import metric_query
 from ais_pipeline.resources import CHECKOUT as ROOT
-from bench.files import _tree_rss_kb, feed, machine, write_between_markers
+from bench.files import _tree_rss_kb, feed, measured, publish
 
 PY = sys.executable
 DOCS = ROOT / "docs" / "live-feeds.md"
@@ -180,6 +180,26 @@ class LiveJob:
         self.proc.wait(timeout=300)
         return json.loads((self.out / "summary.json").read_text())  # type: ignore[no-any-return]
 
+    def drain(self) -> tuple[int, Any, Any, dict[str, Any]]:
+        """Once the sender is done: the lines read, the source's and the kernel's drops, and the
+        summary of the stopped job."""
+        read = self.settle()
+        dropped, kernel = self.metric("feed_dropped"), self.metric("feed_dropped_by_kernel")
+        return read, dropped, kernel, self.stop()
+
+
+@contextlib.contextmanager
+def live_job(prefix: str, *flags: str) -> Iterator[LiveJob]:
+    """A UDP job running in a scratch folder, killed on the way out if it still runs."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+        job = LiveJob(Path(scratch) / "out", *flags)
+        try:
+            job.wait_running()
+            yield job
+        finally:
+            if job.proc.poll() is None:
+                job.proc.kill()
+
 
 def send_udp(port: int, lines: list[str], rate: int, seconds: float, on_tick: Any = None) -> int:
     """``rate`` datagrams a second of one line each, the lines cycled, for ``seconds``; how many were sent."""
@@ -200,20 +220,11 @@ def send_udp(port: int, lines: list[str], rate: int, seconds: float, on_tick: An
 
 
 def udp_direct(lines: list[str], rate: int, seconds: float) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="bench-udp-") as scratch:
-        job = LiveJob(Path(scratch) / "out")
-        try:
-            job.wait_running()
-            started = time.monotonic()
-            sent = send_udp(job.udp, lines, rate, seconds)
-            took = time.monotonic() - started
-            read = job.settle()
-            dropped = job.metric("feed_dropped")
-            kernel = job.metric("feed_dropped_by_kernel")
-            summary = job.stop()
-        finally:
-            if job.proc.poll() is None:
-                job.proc.kill()
+    with live_job("bench-udp-") as job:
+        started = time.monotonic()
+        sent = send_udp(job.udp, lines, rate, seconds)
+        took = time.monotonic() - started
+        read, dropped, kernel, summary = job.drain()
     return {
         "rate": rate,
         "sent_rate": round(sent / took),
@@ -235,26 +246,18 @@ def memory_over_time(lines: list[str], rate: int, minutes: float, slide_size_s: 
     # datagram, which holds no line (the source reads none from it): left out.
     bare = [b for b in (line.split("\\", 2)[-1] for line in lines) if b]
     samples: list[tuple[float, int, int | None]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-memory-") as scratch:
-        job = LiveJob(Path(scratch) / "out", "--slide-size", str(slide_size_s))
-        try:
-            job.wait_running()
-            started = time.monotonic()
-            state = {"next": started + 30}
+    with live_job("bench-memory-", "--slide-size", str(slide_size_s)) as job:
+        started = time.monotonic()
+        state = {"next": started + 30}
 
-            def sample() -> None:
-                now = time.monotonic()
-                if now >= state["next"]:
-                    state["next"] = now + 30
-                    samples.append((now - started, _tree_rss_kb(job.proc.pid) // 1024, job.checkpoint_bytes()))
+        def sample() -> None:
+            now = time.monotonic()
+            if now >= state["next"]:
+                state["next"] = now + 30
+                samples.append((now - started, _tree_rss_kb(job.proc.pid) // 1024, job.checkpoint_bytes()))
 
-            sent = send_udp(job.udp, bare, rate, minutes * 60, sample)
-            job.settle()
-            dropped, kernel = job.metric("feed_dropped"), job.metric("feed_dropped_by_kernel")
-            summary = job.stop()
-        finally:
-            if job.proc.poll() is None:
-                job.proc.kill()
+        sent = send_udp(job.udp, bare, rate, minutes * 60, sample)
+        _, dropped, kernel, summary = job.drain()
     return {
         "rate": rate,
         "minutes": minutes,
@@ -296,10 +299,6 @@ def table(relay: dict[str, Any] | None, udp: dict[str, Any] | None, memory: dict
     return "\n".join(rows)
 
 
-def update_docs(text: str) -> None:
-    write_between_markers(DOCS, "bench-live", text)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--relay-lines", type=int, default=400_000, help="0 for none")
@@ -322,12 +321,8 @@ def main() -> int:
     if args.memory_minutes:
         memory = memory_over_time(lines, args.memory_rate, args.memory_minutes, args.memory_slide_size)
         print(json.dumps(memory), flush=True)
-    text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`"
-    text += " (`python -m bench.live`):"
-    text += "\n\n" + table(relay, udp, memory)
-    print(text)
-    if args.write_docs:
-        update_docs(text)
+    text = measured("python -m bench.live") + "\n\n" + table(relay, udp, memory)
+    publish(text, DOCS, "bench-live", args.write_docs)
     return 0
 
 

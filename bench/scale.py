@@ -27,7 +27,7 @@ from typing import Any
 
 from ais_pipeline.pipeline.progress import metric_query
 from ais_pipeline.resources import CHECKOUT as ROOT
-from bench.files import feed, machine, write_between_markers
+from bench.files import feed, measured, publish
 from bench.live import BROKER_PIDS, kafka_broker
 
 PY = sys.executable
@@ -126,10 +126,6 @@ def table(lines: int, rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def update_docs(text: str) -> None:
-    write_between_markers(DOCS, "bench-scale", text)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=400_000)
@@ -151,12 +147,8 @@ def main() -> int:
                 print(json.dumps(rows[-1]), flush=True)
         finally:
             subprocess.run(["bash", str(CLUSTER), "stop"], capture_output=True, timeout=300)
-    text = f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; `make bench`"
-    text += " (`python -m bench.scale`):"
-    text += "\n\n" + table(lines, rows)
-    print(text)
-    if args.write_docs:
-        update_docs(text)
+    text = measured("python -m bench.scale") + "\n\n" + table(lines, rows)
+    publish(text, DOCS, "bench-scale", args.write_docs)
     return 0
 
 

@@ -44,6 +44,7 @@ COMMANDS = [
     ["bench.gen_feed"],
     ["bench.state_over_time"],
     ["bench.jvm_options"],
+    ["bench.threads"],
     ["ais_pipeline.pipeline.jvm_archive"],
 ]
 

@@ -1,0 +1,51 @@
+"""bench.threads: a process tree's CPU per thread, read from procfs."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from bench.threads import _threads, _tree, group_of
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_thread_that_burns_cpu_is_found_with_its_cpu():
+    done = threading.Event()
+    native: list[int] = []
+
+    def burn() -> None:
+        native.append(threading.get_native_id())
+        while not done.is_set():
+            sum(range(10_000))
+
+    worker = threading.Thread(target=burn, name="burner")
+    worker.start()
+    try:
+        time.sleep(0.6)
+        threads = _threads(os.getpid())
+    finally:
+        done.set()
+        worker.join()
+    (burned,) = [cpu for (_, tid), (_, _, cpu) in threads.items() if tid == native[0]]
+    assert burned >= 0.2
+
+
+def test_the_tree_holds_the_children_of_the_root():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    try:
+        assert child.pid in _tree(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_jvm_threads_are_grouped_by_their_work_and_task_threads_by_their_chain():
+    assert group_of("java", "C2 CompilerThre") == "JIT: C2 compiler"
+    assert group_of("java", "GC Thread#0") == "garbage collector"
+    assert group_of("java", "G1 Refine#0") == "garbage collector"
+    assert group_of("java", "cell windows (k") == "cell windows (k"
+    assert group_of("python", "python") == "python (the CLI and its helpers)"

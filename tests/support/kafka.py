@@ -129,7 +129,31 @@ def wait_for_state(base: str, job: str, states: set[str], timeout_s: float = 300
         if state in {"FAILED", "CANCELED"}:
             break
         time.sleep(1)
-    raise AssertionError(f"job {job} is {state}, not {states}")
+    raise AssertionError(f"job {job} is {state}, not {states}\n{job_diagnostics(base, job)}")
+
+
+def job_diagnostics(base: str, job: str) -> str:
+    """What a job stuck in a state shows: each vertex's status and records, the exceptions it
+    had, its checkpoint counts, and the cluster's TaskManagers (for a failed test's message)."""
+    out = []
+    try:
+        for vertex in rest(base, f"/jobs/{job}")["vertices"]:
+            m = vertex.get("metrics", {})
+            out.append(
+                f"{vertex['name'][:60]}: {vertex['status']} {vertex.get('tasks')} read {m.get('read-records')}"
+                f" written {m.get('write-records')}"
+            )
+        out.append(f"checkpoints: {rest(base, f'/jobs/{job}/checkpoints')['counts']}")
+        for entry in rest(base, f"/jobs/{job}/exceptions")["exceptionHistory"]["entries"][:5]:
+            out.append(f"exception: {entry['exceptionName']}: {entry['stacktrace'][:1500]}")
+        tms = rest(base, "/taskmanagers")["taskmanagers"]
+        out.append(f"taskmanagers: {[(tm['id'][-12:], tm['slotsNumber'], tm['freeSlots']) for tm in tms]}")
+        for log in sorted((ROOT / "log" / "flink").glob("*.log")):
+            lines = [x for x in log.read_text(errors="replace").splitlines() if " WARN " in x or " ERROR " in x]
+            out += [f"{log.name}: {x[:300]}" for x in lines[-8:]]
+    except Exception as e:  # the diagnosis must not hide the failure
+        out.append(f"(no more: {e!r})")
+    return "\n".join(out)
 
 
 def operator_metrics(base: str, job: str, names: set[str]) -> dict[str, float]:

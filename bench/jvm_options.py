@@ -6,11 +6,11 @@ set alike, and the start-up (a run of 1,000 lines) under each.
 
 A variant's options go to the job's JVM through ``JVM_ARGS`` (PyFlink's gateway, in which the
 mini-cluster runs, adds them to its command line). Prints, per variant, the median wall seconds
-and CPU seconds of the whole process tree (JVM and Python), and the CPU per line of the feed with
-the start-up's CPU taken out. Every variant but ``cds`` runs without the class data sharing
-archive that local runs map by default (``AIS_PIPELINE_CDS=off``); ``cds`` runs with it (written
-first when missing: ``python -m ais_pipeline.pipeline.jvm_archive``). ``--lines 0`` measures the
-start-up alone.
+and CPU seconds of the whole process tree (JVM and Python), the JIT compilers' part of that CPU
+(per thread, from procfs), and the CPU per line of the feed with the start-up's CPU taken out.
+Every variant but ``cds`` runs without the class data sharing archive that local runs map by
+default (``AIS_PIPELINE_CDS=off``); ``cds`` runs with it (written first when missing:
+``python -m ais_pipeline.pipeline.jvm_archive``). ``--lines 0`` measures the start-up alone.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from pathlib import Path
 from ais_pipeline.pipeline import jvm_archive
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.resources import SAMPLE_INPUT
-from bench.files import OUT, PY, STARTUP_LINES, feed, timed
+from bench.files import OUT, PY, STARTUP_LINES, feed
+from bench.threads import measure
 
 VARIANTS: dict[str, str] = {
     "default": "",
@@ -33,6 +34,11 @@ VARIANTS: dict[str, str] = {
     "serial-gc": "-XX:+UseSerialGC",
     "no-tiered": "-XX:-TieredCompilation",
     "c2-later": "-XX:Tier4InvocationThreshold=15000 -XX:Tier4CompileThreshold=20000",
+    "c2-much-later": (
+        "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000"
+        " -XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000"
+    ),
+    "thresholds-x4": "-XX:CompileThresholdScaling=4",
     "cds": "(the archive)",
 }
 
@@ -45,8 +51,9 @@ def startup_feed() -> Path:
     return path
 
 
-def job(path: Path, jvm_args: str) -> tuple[float, float]:
-    """Wall and CPU seconds of one run of the job on ``path`` under ``jvm_args``."""
+def job(path: Path, jvm_args: str) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and the JIT compilers' CPU seconds of one run of the job on
+    ``path`` under ``jvm_args`` (the whole process tree, per thread from procfs)."""
     out = Path(tempfile.mkdtemp(prefix="bench-jvm-"))
     cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
     saved = {k: os.environ.get(k) for k in ("JVM_ARGS", jvm_archive.SWITCH)}
@@ -57,14 +64,15 @@ def job(path: Path, jvm_args: str) -> tuple[float, float]:
         os.environ["JVM_ARGS"] = jvm_args
         os.environ[jvm_archive.SWITCH] = "off"
     try:
-        wall, _, _, cpu = timed([*cmd, "--web-ui-port", str(unused_port())])
+        wall, groups = measure([*cmd, "--web-ui-port", str(unused_port())])
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    return wall, cpu
+    jit = sum(cpu for name, cpu in groups.items() if name.startswith("JIT"))
+    return wall, sum(groups.values()), jit
 
 
 def ensure_archive() -> None:
@@ -91,26 +99,29 @@ def main() -> int:
     start = startup_feed()
     path = feed(args.lines) if args.lines else None
     lines = sum(1 for _ in path.open()) if path else 0
-    runs: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
-    starts: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    runs: dict[str, list[tuple[float, float, float]]] = {n: [] for n in names}
+    starts: dict[str, list[tuple[float, float, float]]] = {n: [] for n in names}
     for turn in range(args.repeat):
         for name in names:
             starts[name].append(job(start, VARIANTS[name]))
-            runs[name].append(job(path, VARIANTS[name]) if path else (0.0, 0.0))
-            (w0, c0), (w, c) = starts[name][-1], runs[name][-1]
+            runs[name].append(job(path, VARIANTS[name]) if path else (0.0, 0.0, 0.0))
+            (w0, c0, _), (w, c, j) = starts[name][-1], runs[name][-1]
             print(f"turn {turn + 1} {name:<10} start-up {w0:5.1f} s {c0:5.1f} CPU s; "
-                  f"{lines} lines {w:6.1f} s {c:6.1f} CPU s", file=sys.stderr)  # fmt: skip
+                  f"{lines} lines {w:6.1f} s {c:6.1f} CPU s, JIT {j:5.1f}", file=sys.stderr)  # fmt: skip
     print(f"JVM options, job at parallelism 1, {lines:,} lines, medians of {args.repeat} runs taken in turns")
-    print("| options | start-up wall s | start-up CPU s | wall s | CPU s | steady CPU us/line |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| options | start-up wall s | start-up CPU s | wall s | CPU s | of which JIT compilers | steady CPU us/line |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name in names:
-        sw = statistics.median(w for w, _ in starts[name])
-        sc = statistics.median(c for _, c in starts[name])
-        w = statistics.median(w for w, _ in runs[name])
-        c = statistics.median(c for _, c in runs[name])
+        sw = statistics.median(r[0] for r in starts[name])
+        sc = statistics.median(r[1] for r in starts[name])
+        w = statistics.median(r[0] for r in runs[name])
+        c = statistics.median(r[1] for r in runs[name])
+        j = statistics.median(r[2] for r in runs[name])
         steady = (c - sc) / (lines - STARTUP_LINES) * 1e6 if lines else 0.0
         shown = VARIANTS[name] or "(none)"
-        print(f"| {name}: `{shown}` | {sw:.1f} | {sc:.1f} | {w:.1f} | {c:.1f} | {steady:.0f} |")
+        print(f"| {name}: `{shown}` | {sw:.1f} | {sc:.1f} | {w:.1f} | {c:.1f} | {j:.1f} | {steady:.0f} |")
     return 0
 
 

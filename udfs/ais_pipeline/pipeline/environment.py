@@ -105,23 +105,6 @@ def _python_paths() -> None:
         # makes several), for Python workers in process mode. Thread mode embeds them in the JVM;
         # "process" tells PyFlink that the JVM starts any such workers itself, as on a cluster.
         os.environ["_python_worker_execution_mode"] = "process"
-    import_beam_meanwhile()
-
-
-def import_beam_meanwhile() -> None:
-    """Import PyFlink's operator runtime (Apache Beam's coders, about 1-2 s of Python) in a thread
-    of its own while the gateway's JVM starts: building the job's first Python operator imports
-    it, and the main thread only waits for the JVM until then (an import started twice waits for
-    the first)."""
-    import threading
-
-    def load() -> None:
-        try:
-            import pyflink.fn_execution.flink_fn_execution_pb2  # noqa: F401
-        except Exception:  # the main thread's own import says what is wrong
-            return
-
-    threading.Thread(target=load, name="import-beam", daemon=True).start()
 
 
 def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:

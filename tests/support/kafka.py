@@ -189,7 +189,7 @@ def submit_bounded(kafka: str, topic: str, name: str, *flags: str, run_args: str
 DECIDED = {"positions_kept", "static_kept", "duplicates_exact", "duplicates_near", "static_duplicates", "no_position"}
 
 
-def wait_until_midstream(cluster: str, job: str) -> None:
+def wait_until_midstream(cluster: str, job: str, lines: int = FAULT_FEED_LINES) -> None:
     """Until a checkpoint has completed and the dedup operator has decided reports, well before
     the end of the feed: as early as the metrics (refreshed every second) tell. Lines read say
     less: parsed records wait in network buffers in front of the dedup operator."""
@@ -199,7 +199,7 @@ def wait_until_midstream(cluster: str, job: str) -> None:
             done = rest(cluster, f"/jobs/{job}/checkpoints")["counts"]["completed"]
             decided = sum(operator_metrics(cluster, job, DECIDED).values())
             if done >= 1 and decided > 0:
-                assert decided < FAULT_FEED_LINES * 0.9, "the job decided most of the feed before the failure"
+                assert decided < lines * 0.9, "the job decided most of the feed before the failure"
                 return
         time.sleep(0.2)
     raise AssertionError("the job did not get going")

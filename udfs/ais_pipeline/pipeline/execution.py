@@ -85,6 +85,9 @@ def execute(env: StreamExecutionEnvironment, name: str, local: LocalJob, drain_t
     """Run the job on its local cluster until it ends, with a progress line. Ctrl-C (or SIGTERM)
     stops it: with ``drain_to``, by a final savepoint there that drains event time, then raises
     :class:`Stopped`; without it, or on a second Ctrl-C, the job is cancelled."""
+    # Python leaves SIGINT ignored when the process started with it ignored (a background job of a
+    # shell without job control, a service manager): the run must still drain on it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     job = env.execute_async(name)
     done = job.get_job_execution_result()

@@ -5,12 +5,15 @@ set alike, and the start-up (a run of 1,000 lines) under each.
     python -m bench.jvm_options [--lines 100000] [--repeat 3] [--variants default,c1,serial-gc]
 
 A variant's options go to the job's JVM through ``JVM_ARGS`` (PyFlink's gateway, in which the
-mini-cluster runs, adds them to its command line). Prints, per variant, the median wall seconds
+mini-cluster runs, adds them to its command line), after flink-conf's TaskManager options, which
+a local run gives that JVM too: ``default`` is the project's settings, ``jdk`` the JDK's own
+compile thresholds. Prints, per variant, the median wall seconds
 and CPU seconds of the whole process tree (JVM and Python), the JIT compilers' part of that CPU
 (per thread, from procfs), and the CPU per line of the feed with the start-up's CPU taken out.
 Every variant but ``cds`` runs without the class data sharing archive that local runs map by
 default (``AIS_PIPELINE_CDS=off``); ``cds`` runs with it (written first when missing:
-``python -m ais_pipeline.pipeline.jvm_archive``). ``--lines 0`` measures the start-up alone.
+``python -m ais_pipeline.pipeline.jvm_archive``), and so does ``cds+NAME``, with variant NAME's
+options. ``--lines 0`` measures the start-up alone.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from bench.threads import measure
 
 VARIANTS: dict[str, str] = {
     "default": "",
+    "jdk": (
+        "-XX:Tier4InvocationThreshold=5000 -XX:Tier4MinInvocationThreshold=600"
+        " -XX:Tier4CompileThreshold=15000 -XX:Tier4BackEdgeThreshold=40000"
+    ),
     "c1": "-XX:TieredStopAtLevel=1",
     "serial-gc": "-XX:+UseSerialGC",
     "no-tiered": "-XX:-TieredCompilation",
@@ -39,8 +46,22 @@ VARIANTS: dict[str, str] = {
         " -XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000"
     ),
     "thresholds-x4": "-XX:CompileThresholdScaling=4",
-    "cds": "(the archive)",
+    "cds": "",
 }
+ARCHIVE = "cds"
+
+
+def options(name: str) -> tuple[str, bool]:
+    """A variant's JVM options, and whether it maps the class archive."""
+    archive, _, rest = name.partition("+")
+    if archive == ARCHIVE:
+        return VARIANTS[rest] if rest else "", True
+    return VARIANTS[name], False
+
+
+def known(name: str) -> bool:
+    archive, _, rest = name.partition("+")
+    return (archive == ARCHIVE and (not rest or rest in VARIANTS)) or name in VARIANTS
 
 
 def startup_feed() -> Path:
@@ -51,18 +72,15 @@ def startup_feed() -> Path:
     return path
 
 
-def job(path: Path, jvm_args: str) -> tuple[float, float, float]:
+def job(path: Path, variant: str) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds and the JIT compilers' CPU seconds of one run of the job on
-    ``path`` under ``jvm_args`` (the whole process tree, per thread from procfs)."""
+    ``path`` under a variant's options (the whole process tree, per thread from procfs)."""
+    jvm_args, archive = options(variant)
     out = Path(tempfile.mkdtemp(prefix="bench-jvm-"))
     cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
     saved = {k: os.environ.get(k) for k in ("JVM_ARGS", jvm_archive.SWITCH)}
-    if jvm_args == VARIANTS["cds"]:
-        os.environ.pop("JVM_ARGS", None)
-        os.environ[jvm_archive.SWITCH] = "on"
-    else:
-        os.environ["JVM_ARGS"] = jvm_args
-        os.environ[jvm_archive.SWITCH] = "off"
+    os.environ["JVM_ARGS"] = jvm_args
+    os.environ[jvm_archive.SWITCH] = "on" if archive else "off"
     try:
         wall, groups = measure([*cmd, "--web-ui-port", str(unused_port())])
     finally:
@@ -88,13 +106,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="bench.jvm_options", description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--variants", default="default,c1,serial-gc,cds")
+    parser.add_argument("--variants", default="default,jdk,c1,cds")
     args = parser.parse_args()
     names = args.variants.split(",")
-    unknown = [n for n in names if n not in VARIANTS]
+    unknown = [n for n in names if not known(n)]
     if unknown:
-        parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
-    if "cds" in names:
+        parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}, and cds+NAME")
+    if any(options(n)[1] for n in names):
         ensure_archive()
     start = startup_feed()
     path = feed(args.lines) if args.lines else None
@@ -103,8 +121,8 @@ def main() -> int:
     starts: dict[str, list[tuple[float, float, float]]] = {n: [] for n in names}
     for turn in range(args.repeat):
         for name in names:
-            starts[name].append(job(start, VARIANTS[name]))
-            runs[name].append(job(path, VARIANTS[name]) if path else (0.0, 0.0, 0.0))
+            starts[name].append(job(start, name))
+            runs[name].append(job(path, name) if path else (0.0, 0.0, 0.0))
             (w0, c0, _), (w, c, j) = starts[name][-1], runs[name][-1]
             print(f"turn {turn + 1} {name:<10} start-up {w0:5.1f} s {c0:5.1f} CPU s; "
                   f"{lines} lines {w:6.1f} s {c:6.1f} CPU s, JIT {j:5.1f}", file=sys.stderr)  # fmt: skip
@@ -120,8 +138,9 @@ def main() -> int:
         c = statistics.median(r[1] for r in runs[name])
         j = statistics.median(r[2] for r in runs[name])
         steady = (c - sc) / (lines - STARTUP_LINES) * 1e6 if lines else 0.0
-        shown = VARIANTS[name] or "(none)"
-        print(f"| {name}: `{shown}` | {sw:.1f} | {sc:.1f} | {w:.1f} | {c:.1f} | {j:.1f} | {steady:.0f} |")
+        jvm_args, archive = options(name)
+        shown = " ".join([*(["(the archive)"] if archive else []), *([f"`{jvm_args}`"] if jvm_args else [])])
+        print(f"| {name}: {shown or '(none)'} | {sw:.1f} | {sc:.1f} | {w:.1f} | {c:.1f} | {j:.1f} | {steady:.0f} |")
     return 0
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
 PROMETHEUS_HOST = "metrics.reporter.prom.host"
 RESTART_STRATEGY = "restart-strategy.type"
+TASKMANAGER_JAVA_OPTS = "env.java.opts.taskmanager"
 
 
 def flink_settings(config: PipelineConfig) -> dict[str, str]:
@@ -91,7 +92,17 @@ def reporters_on_gateway_classpath() -> None:
     os.environ["HADOOP_CLASSPATH"] = os.pathsep.join(dict.fromkeys([*current, *jars]))
 
 
-def _python_paths() -> None:
+def taskmanager_java_options(config: PipelineConfig) -> None:
+    """A local run's mini-cluster is its TaskManager: it runs in the JVM this process starts
+    (PyFlink's gateway), which gets flink-conf's TaskManager options through ``JVM_ARGS``, before
+    the options already there (the JVM takes the last of an option given twice: the user's win)."""
+    options = flink_settings(config).get(TASKMANAGER_JAVA_OPTS, "")
+    current = os.environ.get("JVM_ARGS", "")
+    if options and not current.startswith(options):
+        os.environ["JVM_ARGS"] = f"{options} {current}".strip()
+
+
+def _python_paths(config: PipelineConfig) -> None:
     """Thread mode embeds the interpreter in the JVM; it finds the venv's packages (pemja, pyflink)
     and this package only through PYTHONPATH, which the JVM inherits from this process."""
     site = [p for p in sys.path if p.endswith("site-packages")]
@@ -99,6 +110,7 @@ def _python_paths() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
     if not submitted_by_flink_cli():
         reporters_on_gateway_classpath()
+        taskmanager_java_options(config)
         use_archive()
         # PyFlink starts a "loopback" Beam worker pool in this process for local runs (a gRPC
         # server on every interface, one per StreamExecutionEnvironment object, of which the job
@@ -110,7 +122,7 @@ def _python_paths() -> None:
 def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:
     """A StreamExecutionEnvironment on a local mini-cluster configured from flink-conf/ (one per
     job, gone with it), or, under ``flink run``, on that cluster."""
-    _python_paths()
+    _python_paths(config)
     conf = Configuration()
     for key, value in flink_settings(config).items():
         conf.set_string(key, value)
@@ -124,7 +136,7 @@ def kept_cluster_environment(config: PipelineConfig) -> tuple[StreamExecutionEnv
     web UI still shows the finished job); the caller closes the cluster."""
     from ais_pipeline.jvm.cluster import LocalCluster
 
-    _python_paths()
+    _python_paths(config)
     settings = flink_settings(config)
     cluster = LocalCluster(settings)
     env = cluster.environment(settings)
@@ -137,7 +149,7 @@ def taskmanagers_environment(config: PipelineConfig) -> tuple[StreamExecutionEnv
     started for the run (an interpreter each); the caller closes the cluster."""
     from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
 
-    _python_paths()
+    _python_paths(config)
     settings = flink_settings(config)
     cluster = TaskManagerCluster(settings, config.flink_conf_dir, config.taskmanagers)
     env = cluster.environment(settings)

@@ -1,0 +1,50 @@
+"""flink-conf's TaskManager JVM options reach the JVM of a local run, whose mini-cluster is its
+TaskManager, before the user's own JVM_ARGS (the JVM takes the last of an option given twice)."""
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ais_pipeline.config import PipelineConfig
+from ais_pipeline.pipeline.environment import TASKMANAGER_JAVA_OPTS, flink_settings, taskmanager_java_options
+from ais_pipeline.resources import FLINK_CONF
+
+pytestmark = pytest.mark.unit
+
+C2_LATER = (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000"
+    " -XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000"
+)
+
+
+@pytest.fixture(autouse=True)
+def no_jvm_args(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("JVM_ARGS", raising=False)
+
+
+def test_flink_conf_compiles_only_the_hottest_code_with_c2():
+    conf = yaml.safe_load((FLINK_CONF / "config.yaml").read_text())
+    assert conf["env"]["java"]["opts"]["taskmanager"] == C2_LATER
+    assert flink_settings(PipelineConfig())[TASKMANAGER_JAVA_OPTS] == C2_LATER
+
+
+def test_a_local_run_gives_them_to_its_jvm_once():
+    taskmanager_java_options(PipelineConfig())
+    taskmanager_java_options(PipelineConfig())  # a second environment of the same process
+    assert os.environ["JVM_ARGS"] == C2_LATER
+
+
+def test_the_users_own_options_come_after_and_win(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("JVM_ARGS", "-XX:TieredStopAtLevel=1 -Xmx2g")
+    taskmanager_java_options(PipelineConfig())
+    assert os.environ["JVM_ARGS"] == f"{C2_LATER} -XX:TieredStopAtLevel=1 -Xmx2g"
+
+
+def test_a_flink_conf_without_them_adds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "config.yaml").write_text("python:\n  execution-mode: thread\n")
+    monkeypatch.setenv("JVM_ARGS", "-Xmx2g")
+    taskmanager_java_options(dataclasses.replace(PipelineConfig(), flink_conf_dir=tmp_path))
+    assert os.environ["JVM_ARGS"] == "-Xmx2g"

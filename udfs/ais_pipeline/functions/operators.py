@@ -18,7 +18,7 @@ from pyflink.datastream import OutputTag
 from pyflink.datastream.functions import KeyedProcessFunction, RuntimeContext
 
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.functions.rows import parsed_entry, to_columns, wire_reports
+from ais_pipeline.functions.rows import from_row, in_lane_order, parsed_entry, to_columns, wire_reports
 from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.jvm import metrics
 from ais_pipeline.rules import outputs
@@ -26,7 +26,7 @@ from ais_pipeline.rules.dedup import LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, Ves
 from ais_pipeline.rules.feeds import stamped_on_receipt
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.parse import DeadLetter
-from ais_pipeline.rules.records import VesselPane
+from ais_pipeline.rules.records import LaneBatch, VesselPane
 from ais_pipeline.rules.windows import WindowSpec
 
 
@@ -90,9 +90,11 @@ END_OF_INPUT_TIMER = 2**63 - 2  # fires only on Flink's final watermark, at the 
 
 class ParseLines(KeyedProcessFunction):
     """Keyed by lane (``ais.flink.LineBatches`` keys each source subtask's batches so that they
-    stay on the subtask that reads them): batches of raw lines to the lane's entries for the
-    watermark stage (:class:`ais_pipeline.rules.lane.LaneParser`, which reassembles multipart
-    groups in the lane's order); everything else is counted or dead-lettered with a reason.
+    stay on the subtask that reads them): batches of raw lines (``LaneBatch``: the lines Java's
+    ``ais.flink.FastSentences`` left, and the entries of those it parsed) to the lane's entries
+    for the watermark stage, in the lane's order (:class:`ais_pipeline.rules.lane.LaneParser`,
+    which reassembles multipart groups in the lane's order); everything else is counted or
+    dead-lettered with a reason.
 
     Output: one batch of columns per batch of lines (``ais_pipeline.functions.rows.parsed_type``): each
     entry's ``assigned`` event time (what it moves the watermark with; ``TIME_UNKNOWN`` for
@@ -141,8 +143,9 @@ class ParseLines(KeyedProcessFunction):
         )
 
     def process_element(self, value: Any, ctx: KeyedProcessFunction.Context) -> Iterator[Any]:
-        lines = value  # the batch of Row(lane, lines): PyFlink hands a keyed operator the record alone
-        self.tallies.metric("lines", len(lines))
+        # The batch of Row(lane, LaneBatch): PyFlink hands a keyed operator the record alone.
+        batch = from_row(LaneBatch, value)
+        self.tallies.metric("lines", batch.total)
         timers = ctx.timer_service()
         self.groups.timers = timers
         if not self.end_timer_armed:
@@ -151,25 +154,25 @@ class ParseLines(KeyedProcessFunction):
         parser, groups = self.parser, self.groups
         self.csv.load(parser)
         now = int(time.time() * 1000)
-        entries: list[tuple[Any, ...]] = []
-        for line in lines:
+        entries: list[tuple[int, tuple[Any, ...]]] = []
+        for at, line in zip(batch.line_at, batch.lines, strict=True):
             if self.fail_text:
                 self._injected_failure(line)
             entry = parser.line(line, now, groups)
             if entry is not None:
-                report = entry.report
-                entries.append(parsed_entry(entry.assigned, entry.source, report))
+                entries.append((at, parsed_entry(entry.assigned, entry.source, entry.report)))
         self.csv.save(parser)
-        stamped = sum(1 for line in lines if stamped_on_receipt(line))
+        stamped = sum(1 for line in batch.lines if stamped_on_receipt(line))
         if stamped:
             self.tallies.metric("stamped_on_receipt", stamped)
         if self.emit_tallies:  # the lines the summary accounts for, as the source read them
-            yield TALLY, outputs.counted_tally("lines", len(lines))
+            yield TALLY, outputs.counted_tally("lines", batch.total)
             if stamped:
                 yield TALLY, outputs.counted_tally("stamped_on_receipt", stamped)
         yield from self._drain()
-        if entries:
-            yield Row(*[list(column) for column in zip(*entries, strict=True)])
+        merged = in_lane_order(batch, entries)
+        if merged[0]:
+            yield Row(*merged)
 
     def _drain(self) -> Iterator[Any]:
         parser = self.parser

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import types
 import typing
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import fields
 from functools import cache
@@ -21,6 +22,7 @@ from pyflink.common.typeinfo import TypeInformation
 
 from ais_pipeline.rules.records import (
     Int32,
+    LaneBatch,
     Report,
     VesselPane,
     WireReport,
@@ -115,6 +117,10 @@ def _getters(cls: type) -> tuple[Callable[[Any], Any], ...]:
     return getters
 
 
+def lane_batch_type() -> TypeInformation:
+    return row_type(LaneBatch)
+
+
 def wire_report_type() -> TypeInformation:
     return row_type(WireReport)
 
@@ -141,6 +147,27 @@ def parsed_entry(assigned: int, source: str, report: Report | None) -> tuple[Any
     if report is None:
         return (assigned, source, None, None)
     return (assigned, source, report.mmsi, pack_report(report))
+
+
+def in_lane_order(batch: LaneBatch, entries: list[tuple[int, tuple[Any, ...]]]) -> list[list[Any]]:
+    """The :func:`parsed_type` columns of a lane's batch: the entries of the plain sentences
+    parsed in Java (``batch.fast_at``) and ``entries``, those of the other lines, each with its
+    line's place in the batch, in the order of the lines."""
+    fast: list[list[Any]] = [batch.assigned, batch.source, batch.mmsi, batch.packed]
+    if not entries:
+        return fast
+    merged: list[list[Any]] = [[], [], [], []]
+    at, start = batch.fast_at, 0
+    for place, entry in entries:
+        stop = bisect_left(at, place, start)
+        for column, source in zip(merged, fast, strict=True):
+            column.extend(source[start:stop])
+        for column, value in zip(merged, entry, strict=True):
+            column.append(value)
+        start = stop
+    for column, source in zip(merged, fast, strict=True):
+        column.extend(source[start:])
+    return merged
 
 
 def wire_reports(batch: Any) -> list[Report]:

@@ -49,6 +49,28 @@ class LineBatches:
 
 
 @dataclass(frozen=True)
+class FastSentences:
+    """``ais.flink.FastSentences``: a lane's plain sentences (tag block with a time, one whole
+    VDM/VDO sentence of a position or static report) parsed in Java; ``Row(lane, String[])`` in,
+    ``Row(lane, LaneBatch)`` out, the other lines left for the Python parse operator. Off
+    (``enabled`` false) for the input formats that are not NMEA."""
+
+    name: str
+    uid: str
+    batch_type: TypeInformation
+    enabled: bool
+
+    def build(self) -> Any:
+        return jvm().ais.flink.FastSentences(java_type(self.batch_type), self.enabled)
+
+    def apply(self, batches: DataStream) -> DataStream:
+        out_type = Types.ROW([Types.INT(), self.batch_type])
+        j_in = java_stream(batches)  # at the lane's parallelism: forward, chained
+        j_stream = j_in.map(self.build(), java_type(out_type)).setParallelism(j_in.getParallelism())
+        return DataStream(j_stream).name(self.name).uid(self.uid)
+
+
+@dataclass(frozen=True)
 class ReceiverWatermarks:
     """``ais.flink.ReceiverWatermarks``: the lane's watermark, following its receivers (the rule
     of :mod:`ais_pipeline.rules.watermarks`), kept in checkpoints; each report stamped with the

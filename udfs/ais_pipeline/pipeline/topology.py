@@ -1,10 +1,16 @@
 """The job's topology, as docs/design.md draws it: raw lines in, the job's outputs out.
 
-    read lines ─► batch lines ─► parse lines ─► watermarks ─► batch reports ─► dedup by MMSI ─► cell windows
-                  (Java, per     (Python, per   (Java, per   (Java, by       (Python, keyed    (Java, keyed
-                  lane)          lane, with     lane, by     vessel shard)   by vessel shard)  by cell)
-                                 multipart)     receiver)                    │ positions, static, late,
-                                                                             │ dead letters, tallies
+    read lines ─► batch lines ─► plain sentences ─► parse lines ─► watermarks ─►
+                  (Java, per     (Java, per lane:   (Python, per   (Java, per lane,
+                  lane)          a tag block and    lane: the      by receiver)
+                                 one whole          rest, in the
+                                 sentence)          lane's order)
+
+    ─► batch reports ─► dedup by MMSI ─► cell windows
+       (Java, by        (Python, keyed    (Java, keyed
+       vessel shard)    by vessel shard)  by cell)
+                        │ positions, static, late,
+                        │ dead letters, tallies
 
 A lane is one source subtask's lines (a file run has one, the files in name order, unless
 ``--lanes per-file`` makes each reader's file a lane). Everything up to the watermarks runs per
@@ -24,11 +30,19 @@ from pyflink.datastream import DataStream, OutputTag, StreamExecutionEnvironment
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.functions import operators
-from ais_pipeline.functions.rows import aggregate_type, columns, parsed_type, vessel_pane_type, wire_report_type
+from ais_pipeline.functions.rows import (
+    aggregate_type,
+    columns,
+    lane_batch_type,
+    parsed_type,
+    vessel_pane_type,
+    wire_report_type,
+)
 from ais_pipeline.jvm.operators import (
     AggregateJson,
     CellWindows,
     ColumnsToRows,
+    FastSentences,
     KeyedBatches,
     LineBatches,
     ReceiverWatermarks,
@@ -37,6 +51,7 @@ from ais_pipeline.jvm.operators import (
 from ais_pipeline.jvm.streams import keyed_by_first_field, parallelism, side_output
 from ais_pipeline.resources import helpers_jar
 from ais_pipeline.rules.dedup import VESSEL_SHARDS
+from ais_pipeline.rules.lane import AUTO, NMEA
 from ais_pipeline.rules.outputs import OUTPUTS
 from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES
 
@@ -103,9 +118,13 @@ def build_pipeline(
 
     # Per lane: lines to entries (reports, reassembled multipart groups, times), then stamped
     # with the watermark of the lane's receivers.
+    # The plain sentences (most lines of a receiver's feed) are parsed in Java; the parse operator
+    # decides the rest and puts the entries of both in the lane's order.
     batches = LineBatches("batch lines", "batch-lines", LINES_PER_BATCH, BATCH_DELAY_MS).apply(lines)
+    fast_path = config.input_format in (AUTO, NMEA) and not config.test_fail_once
+    lane_batches = FastSentences("parse plain sentences", "fast-sentences", lane_batch_type(), fast_path).apply(batches)
     parsed = (
-        keyed_by_first_field(batches, Types.INT(), Types.BASIC_ARRAY(Types.STRING()), already_partitioned=True)
+        keyed_by_first_field(lane_batches, Types.INT(), lane_batch_type(), already_partitioned=True)
         .process(operators.ParseLines(config, emit_tallies), output_type=parsed_type())
         .name("parse lines")
         .uid("parse")

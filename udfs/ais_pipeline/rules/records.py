@@ -63,6 +63,25 @@ class WireReport:
     packed: str
 
 
+@dataclass(slots=True)
+class LaneBatch:
+    """A batch of a lane's lines on its way into the Python parse operator, as columns: the
+    ``lines`` Python decides, each with its place in the batch (``line_at``), and the entries of
+    the plain sentences already parsed in Java (``ais.flink.FastSentences``), each with its place
+    (``fast_at``) and its ``parsed_type`` fields (``assigned``, ``source``, ``mmsi``, ``packed``:
+    what :func:`ais_pipeline.rules.lane.LaneParser.line` and :func:`pack_report` give for it);
+    ``total`` is the batch's number of lines."""
+
+    lines: list[str]
+    line_at: list[Int32]
+    fast_at: list[Int32]
+    assigned: list[int]
+    source: list[str]
+    mmsi: list[int]
+    packed: list[str]
+    total: Int32
+
+
 # The packed fields are separated by the ASCII unit separator, which no line of text the job
 # accepts holds (a line with one is dead-lettered as not text, as NUL is).
 FIELD_SEPARATOR = "\x1f"

@@ -110,6 +110,7 @@ def test_running_job_shows_names_checkpoints_and_counts_in_the_web_ui_and_to_pro
     for operator in (
         "read Kafka sample-live",
         "batch lines",
+        "plain sentences",
         "parse lines",
         "watermarks (per lane, following receivers)",
         "dedup by MMSI",

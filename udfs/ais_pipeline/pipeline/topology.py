@@ -122,7 +122,7 @@ def build_pipeline(
     # decides the rest and puts the entries of both in the lane's order.
     batches = LineBatches("batch lines", "batch-lines", LINES_PER_BATCH, BATCH_DELAY_MS).apply(lines)
     fast_path = config.input_format in (AUTO, NMEA) and not config.test_fail_once
-    lane_batches = FastSentences("parse plain sentences", "fast-sentences", lane_batch_type(), fast_path).apply(batches)
+    lane_batches = FastSentences("plain sentences", "fast-sentences", lane_batch_type(), fast_path).apply(batches)
     parsed = (
         keyed_by_first_field(lane_batches, Types.INT(), lane_batch_type(), already_partitioned=True)
         .process(operators.ParseLines(config, emit_tallies), output_type=parsed_type())

@@ -31,7 +31,9 @@ import org.apache.flink.types.Row;
  * <p>Two things of the lane's state make a plain sentence Python's: a Gatehouse {@code $PGHP}
  * time waiting for the next message, and an archive's header (whose rows count lines). A lane
  * that has shown either (a line with {@code $PGHP}, or one that names the MMSI and a time column
- * as a header does) sends all its lines to Python from then on; that is kept in checkpoints.
+ * as a header does) sends all its lines to Python from then on; that is kept in checkpoints. A job
+ * restored from state that has none of this operator's (a savepoint of a version without it) sends
+ * every line to Python: what its lanes have shown is not known here.
  */
 public final class FastSentences implements MapFunction<Row, Row>, CheckpointedFunction {
     private static final long serialVersionUID = 1L;
@@ -96,8 +98,8 @@ public final class FastSentences implements MapFunction<Row, Row>, CheckpointedF
         Entry entry = new Entry();
         for (int i = 0; i < lines.length; i++) {
             String line = lines[i];
-            if (enabled && !laneOff && turnsLaneOff(line)) {
-                laneOff = true;
+            if (!laneOff && turnsLaneOff(line)) {
+                laneOff = true; // also with the fast path off: a later run with it on restores this
             }
             if (enabled && !laneOff && parse(line, now, entry)) {
                 fast.add(entry);
@@ -299,8 +301,15 @@ public final class FastSentences implements MapFunction<Row, Row>, CheckpointedF
         offState = context.getOperatorStateStore()
                 .getUnionListState(new ListStateDescriptor<>("fast-sentences-lane-off", Types.BOOLEAN));
         laneOff = false;
+        boolean recorded = false;
         for (Boolean off : offState.get()) {
+            recorded = true;
             laneOff |= off; // rescaled: lanes change, so any lane that was off turns every one off
+        }
+        if (context.isRestored() && !recorded) {
+            // State of a job without this operator: the lanes' Gatehouse times and archive headers
+            // are in the parse operator's state, unseen here. Python decides every line.
+            laneOff = true;
         }
     }
 }

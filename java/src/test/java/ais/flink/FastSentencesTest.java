@@ -136,6 +136,40 @@ class FastSentencesTest {
     }
 
     @Test
+    void aLaneSeenWithTheFastPathOffIsRememberedForARunWithItOn() throws Exception {
+        OperatorSubtaskState snapshot;
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = harness(false)) {
+            h.open();
+            only(h, "$PGHP,1,2022,11,10,2,14,57,0,219,219,1,*1A");
+            snapshot = h.snapshot(1, 1);
+        }
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = harness(true)) {
+            h.initializeState(snapshot);
+            h.open();
+            assertEquals(0, ((Integer[]) only(h, PLAIN).getField(2)).length);
+        }
+    }
+
+    @Test
+    void aJobRestoredFromStateWithoutThisOperatorsLeavesEveryLineToPython() throws Exception {
+        OperatorSubtaskState other;
+        try (OneInputStreamOperatorTestHarness<Row, Row> h =
+                new OneInputStreamOperatorTestHarness<>(new StreamMap<Row, Row>(r -> r))) {
+            h.open();
+            other = h.snapshot(1, 1);
+        }
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = harness(true)) {
+            h.initializeState(other);
+            h.open();
+            assertEquals(0, ((Integer[]) only(h, PLAIN).getField(2)).length);
+        }
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = harness(true)) {
+            h.open(); // a fresh start
+            assertEquals(1, ((Integer[]) only(h, PLAIN).getField(2)).length);
+        }
+    }
+
+    @Test
     void theLanesTurningLinesAreNamed() {
         assertTrue(FastSentences.turnsLaneOff("$PGHP,1,2022,11,10,2,14,57,0,219,219,1,*1A"));
         assertTrue(FastSentences.turnsLaneOff("\"mmsi\";\"# Timestamp\""));

@@ -45,6 +45,10 @@ VARIANTS: dict[str, str] = {
         "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000"
         " -XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000"
     ),
+    "c2-x30": (
+        "-XX:Tier4InvocationThreshold=150000 -XX:Tier4MinInvocationThreshold=18000"
+        " -XX:Tier4CompileThreshold=450000 -XX:Tier4BackEdgeThreshold=1200000"
+    ),
     "thresholds-x4": "-XX:CompileThresholdScaling=4",
     "cds": "",
 }

@@ -203,7 +203,26 @@ def timed(cmd: list[str], port: int | None = None) -> tuple[float, float, float 
     return wall, peak / 1024, per_vessel, cpu
 
 
-def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str, Any]]:
+def shown(cmd: list[str]) -> str:
+    """A command as a reader would type it in the checkout: ``python``, paths relative to it, a
+    scratch output folder as OUT."""
+    words = []
+    for word in cmd:
+        if word == PY:
+            word = "python"
+        elif word == __file__:
+            word = "bench/files.py"
+        elif word.startswith(tempfile.gettempdir()):
+            word = "OUT"
+        elif word.startswith(f"{ROOT}/"):
+            word = word[len(f"{ROOT}/") :]
+        words.append(word)
+    return " ".join(words)
+
+
+def run(sizes: list[int], repeat: int, parallelisms: list[int], only: set[str] | None = None) -> list[dict[str, Any]]:
+    """Every alternative (``only``: those of these names) on the feed of each size, ``repeat``
+    times each."""
     rows: list[dict[str, Any]] = []
     for size in sizes:
         path = feed(size)
@@ -227,6 +246,8 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str
             job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
             alternatives.append((name, [*job, *flags], True))
         for name, cmd, is_job in alternatives:
+            if only is not None and name not in only:
+                continue
             walls, rss, state, cpus = [], [], [], []
             for _ in range(repeat):
                 port = unused_port() if is_job else None  # a new one each run: the last JVM may hold its port
@@ -238,12 +259,20 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int]) -> list[dict[str
                     state.append(per_vessel)
                 print(f"{lines:>8} lines  {name:<26} {wall:7.1f} s  {peak:6.0f} MB  {cpu:6.1f} CPU s", file=sys.stderr)
             rows.append(
-                {"lines": lines, "name": name, "walls": walls, "rss": max(rss), "state": max(state or [0]), "cpu": cpus}
+                {
+                    "lines": lines,
+                    "name": name,
+                    "walls": walls,
+                    "rss": max(rss),
+                    "state": max(state or [0]),
+                    "cpu": cpus,
+                    "cmd": shown(cmd),
+                }
             )
     return rows
 
 
-def startup(parallelisms: list[int]) -> dict[str, tuple[float, float]]:
+def startup(parallelisms: list[int]) -> dict[str, tuple[float, float, str]]:
     """The job's start-up, apart from its steady state: wall and CPU seconds of a run on the
     first 1,000 lines of the benchmark feed (JVM, mini-cluster, Python workers, first records,
     the end), per parallelism."""
@@ -256,7 +285,7 @@ def startup(parallelisms: list[int]) -> dict[str, tuple[float, float]]:
         out = Path(tempfile.mkdtemp(prefix="bench-startup-"))
         cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
         wall, _, _, cpu = timed([*cmd, *flags, "--web-ui-port", str(unused_port())])
-        costs[name] = (wall, cpu)
+        costs[name] = (wall, cpu, shown([*cmd, *flags]))
         print(f"start-up, {name}: {wall:.1f} s, {cpu:.1f} CPU s", file=sys.stderr)
     return costs
 
@@ -296,7 +325,7 @@ def run_csv(rows_wanted: int, repeat: int, parallelisms: list[int]) -> list[dict
             walls.append(wall)
             rss.append(peak)
             print(f"{rows_wanted:>8} rows   {name:<32} {wall:7.1f} s  {peak:6.0f} MB", file=sys.stderr)
-        results.append({"rows": rows_wanted, "name": name, "walls": walls, "rss": max(rss)})
+        results.append({"rows": rows_wanted, "name": name, "walls": walls, "rss": max(rss), "cmd": shown(cmd)})
     return results
 
 
@@ -319,7 +348,12 @@ def csv_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float]] | None = None) -> str:
+def ratio(base: float | None, median: float) -> str:
+    """A run's speed against another's (a blank where that other did not run)."""
+    return f"{base / median:.2f}" if base else ""
+
+
+def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float, str]] | None = None) -> str:
     """The NMEA table: wall time and speed, memory, and CPU per line of the whole process tree
     (every core's work, the JVM's included); for the job also its steady state, the start-up
     (a run of the first 1,000 lines) taken off."""
@@ -338,14 +372,14 @@ def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float]] | N
         lines = int(r["lines"])
         walls = r["walls"]
         median = statistics.median(walls)
-        plain = by_size[lines]["plain Python loop"]
-        lean = by_size[lines][LEAN]
-        decode = by_size[lines]["pyais decode only"]
+        plain = by_size[lines].get("plain Python loop")
+        lean = by_size[lines].get(LEAN)
+        decode = by_size[lines].get("pyais decode only")
         state = f"{r['state']:,.0f} B" if r.get("state") else ""
         cpu = statistics.median(r["cpu"]) if r.get("cpu") else 0.0
         steady = ""
         if str(r["name"]) in starts:
-            start_wall, start_cpu = starts[str(r["name"])]
+            start_wall, start_cpu, _ = starts[str(r["name"])]
             steady_lines = lines - STARTUP_LINES
             steady = (
                 f"{(cpu - start_cpu) / steady_lines * 1e6:.1f} us, "
@@ -353,15 +387,94 @@ def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float]] | N
             )
         out.append(
             f"| {lines:,} | {r['name']} | {', '.join(f'{w:.1f}' for w in walls)} | {lines / median:,.0f} | "
-            f"{r['rss']:.0f} MB | {state} | {plain / median:.2f} | {lean / median:.2f} | {decode / 2 / median:.2f} | "
+            f"{r['rss']:.0f} MB | {state} | {ratio(plain, median)} | {ratio(lean, median)} | "
+            f"{ratio(decode and decode / 2, median)} | "
             f"{cpu / lines * 1e6:.1f} | {steady} |"
         )
     if starts:
         out.append("")
         out.append(
             "Start-up (a run of the first 1,000 lines): "
-            + "; ".join(f"{name}: {wall:.1f} s, {cpu:.1f} CPU s" for name, (wall, cpu) in starts.items())
+            + "; ".join(f"{name}: {wall:.1f} s, {cpu:.1f} CPU s" for name, (wall, cpu, _) in starts.items())
             + "."
+        )
+    return "\n".join(out)
+
+
+# The targets of the job's cost, each checked on this run's figures (none is a timed test).
+CPU_REFERENCE_US = 177.3  # the job at parallelism 1 when the targets were set: 70.7 CPU s, 398,665 lines
+CPU_TARGET = 0.6
+TASKMANAGERS_TARGET = 1.1
+PANDAS_TARGET = 0.5
+STARTUP_TARGET_S = 6.0
+P1, P2, TM2 = "Flink job, parallelism 1", "Flink job, parallelism 2", "Flink job, 2 TaskManagers, parallelism 2"
+
+
+def targets(
+    rows: list[dict[str, Any]],
+    starts: dict[str, tuple[float, float, str]],
+    csv_rows: list[dict[str, Any]],
+    long_rows: list[dict[str, Any]],
+) -> str:
+    """Where the job stands against each target, from this run's figures, with the commands that
+    made them (medians of the runs)."""
+
+    def find(of: list[dict[str, Any]], name: str, lines: int | None = None) -> dict[str, Any] | None:
+        for r in of:
+            if r["name"] == name and (lines is None or int(r.get("lines", 0)) == lines):
+                return r
+        return None
+
+    def wall(r: dict[str, Any]) -> float:
+        return float(statistics.median(r["walls"]))
+
+    def cpu_us(r: dict[str, Any]) -> float:
+        return float(statistics.median(r["cpu"])) / int(r["lines"]) * 1e6
+
+    def yes(ok: bool) -> str:
+        return "yes" if ok else "no"
+
+    out = ["| target | measured | holds | commands |", "|---|---|---|---|"]
+    largest = max((int(r["lines"]) for r in rows), default=0)
+    lean, p1, p2 = find(rows, LEAN, largest), find(rows, P1, largest), find(rows, P2, largest)
+    if lean and p2:
+        ratio = wall(lean) / wall(p2)
+        out.append(
+            f"| parallelism 2 at least as fast as the lean loop ({largest:,} lines, wall time with start-up; "
+            f"the goal 1.5x) | {ratio:.2f}x ({wall(p2):.1f} s against {wall(lean):.1f} s) | {yes(ratio >= 1.0)} "
+            f"| `{lean['cmd']}`; `{p2['cmd']}` |"
+        )
+    if p1 and lean:
+        us = cpu_us(p1)
+        out.append(
+            f"| the process tree's CPU per line at parallelism 1 at most {CPU_TARGET}x of {CPU_REFERENCE_US} us "
+            f"({largest:,} lines) | {us:.1f} us, {us / CPU_REFERENCE_US:.2f}x (the lean loop: {cpu_us(lean):.1f} us) "
+            f"| {yes(us <= CPU_TARGET * CPU_REFERENCE_US)} | `{p1['cmd']}` |"
+        )
+    long_p1, long_tm = find(long_rows, P1), find(long_rows, TM2)
+    if long_p1 and long_tm:
+        ratio = cpu_us(long_tm) / cpu_us(long_p1)
+        out.append(
+            f"| two TaskManagers at most {TASKMANAGERS_TARGET}x the CPU per line of parallelism 1 "
+            f"({int(long_p1['lines']):,} lines) | {ratio:.2f}x ({cpu_us(long_tm):.1f} us against "
+            f"{cpu_us(long_p1):.1f} us) | {yes(ratio <= TASKMANAGERS_TARGET)} "
+            f"| `{long_p1['cmd']}`; `{long_tm['cmd']}` |"
+        )
+    pandas = find(csv_rows, "pandas, vectorised")
+    jobs = [r for r in csv_rows if str(r["name"]).startswith("Flink job")]
+    if pandas and jobs:
+        best = min(jobs, key=wall)
+        ratio = wall(pandas) / wall(best)
+        out.append(
+            f"| NOAA from `.csv.zst` at {PANDAS_TARGET}x of pandas or better ({int(best['rows']):,} rows) "
+            f"| {ratio:.2f}x ({best['name']}: {wall(best):.1f} s against {wall(pandas):.1f} s) "
+            f"| {yes(ratio >= PANDAS_TARGET)} | `{pandas['cmd']}`; `{best['cmd']}` |"
+        )
+    if P1 in starts:
+        start_wall, start_cpu, cmd = starts[P1]
+        out.append(
+            f"| a {STARTUP_LINES:,}-line run in at most {STARTUP_TARGET_S:.0f} s | {start_wall:.1f} s "
+            f"({start_cpu:.1f} CPU s) | {yes(start_wall <= STARTUP_TARGET_S)} | `{cmd}` |"
         )
     return "\n".join(out)
 
@@ -425,6 +538,12 @@ def main() -> int:
     parser.add_argument("--parallelism", default="1,2")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--csv-rows", type=int, default=1_000_000, help="rows of the NOAA benchmark, 0 for none")
+    parser.add_argument(
+        "--long-lines",
+        type=int,
+        default=1_200_000,
+        help="lines of the feed on which two TaskManagers are set against parallelism 1, 0 for none",
+    )
     parser.add_argument("--decode-only", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--parse-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -438,11 +557,16 @@ def main() -> int:
     parallelisms = [int(p) for p in args.parallelism.split(",")]
     rows = run(sizes, args.repeat, parallelisms)
     starts = startup(parallelisms) if rows else {}
+    long_rows = run([args.long_lines], args.repeat, [1, 2], only={P1, TM2}) if args.long_lines else []
+    csv_rows = run_csv(args.csv_rows, args.repeat, parallelisms) if args.csv_rows else []
     text = measured()
+    text += f"\n\n{targets(rows, starts, csv_rows, long_rows)}"
     if rows:
         text += f"\n\n{table(rows, starts)}\n\n{growth(rows)}"
-    if args.csv_rows:
-        text += f"\n\n{csv_table(run_csv(args.csv_rows, args.repeat, parallelisms))}"
+    if long_rows:
+        text += f"\n\n{table(long_rows)}"
+    if csv_rows:
+        text += f"\n\n{csv_table(csv_rows)}"
     publish(text, ROOT / "docs" / "performance.md", "bench", args.write_docs)
     return 0
 

@@ -1,4 +1,4 @@
-"""A local Flink cluster that outlives the jobs run on it."""
+"""Local Flink clusters: one that outlives the jobs run on it, and one started early for a run's job."""
 
 from __future__ import annotations
 
@@ -33,6 +33,23 @@ class LocalCluster:
 
     def close(self) -> None:
         self._cluster.close()
+
+
+class EarlyMiniCluster:
+    """``ais.flink.local.EarlyMiniCluster``: a local run's mini-cluster, its start begun in the
+    background as soon as the run's environment exists, so that it overlaps building the job. The
+    environment's first job runs on it, through Flink's own local executor, and shuts it down when
+    it ends (as the mini-cluster of PyFlink's local environment does)."""
+
+    def __init__(self, settings: Mapping[str, str]) -> None:
+        self._cluster = jvm().ais.flink.local.EarlyMiniCluster.starting(configuration(settings))
+
+    def environment(self) -> StreamExecutionEnvironment:
+        return StreamExecutionEnvironment(self._cluster.environment())
+
+    def close(self) -> None:
+        """Shut the cluster down if no job took it (a job's cluster ends with the job)."""
+        self._cluster.closeUnlessTaken()
 
 
 def remote_environment(rest_port: int, settings: Mapping[str, str]) -> StreamExecutionEnvironment:

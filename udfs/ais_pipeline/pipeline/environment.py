@@ -16,7 +16,7 @@ from ais_pipeline.pipeline.jvm_archive import use_archive
 from ais_pipeline.resources import METRICS_JAR, PACKAGE
 
 if TYPE_CHECKING:
-    from ais_pipeline.jvm.cluster import LocalCluster
+    from ais_pipeline.jvm.cluster import EarlyMiniCluster, LocalCluster
     from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
 
 CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
@@ -129,6 +129,21 @@ def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:
     env = StreamExecutionEnvironment.get_execution_environment(conf)
     env.set_parallelism(config.parallelism)
     return env
+
+
+def run_environment(config: PipelineConfig) -> tuple[StreamExecutionEnvironment, EarlyMiniCluster | None]:
+    """The environment of a local run's job: on a mini-cluster that starts while the job is being
+    built (the caller closes it if the job never ran; the job's end shuts it down), or, under
+    ``flink run``, on that cluster."""
+    if submitted_by_flink_cli():
+        return local_environment(config), None
+    from ais_pipeline.jvm.cluster import EarlyMiniCluster
+
+    _python_paths(config)
+    cluster = EarlyMiniCluster(flink_settings(config))
+    env = cluster.environment()
+    env.set_parallelism(config.parallelism)
+    return env, cluster
 
 
 def kept_cluster_environment(config: PipelineConfig) -> tuple[StreamExecutionEnvironment, LocalCluster]:

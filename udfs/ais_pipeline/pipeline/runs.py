@@ -26,7 +26,7 @@ from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline import files, postgres
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.pipeline.environment import kept_cluster_environment, local_environment, taskmanagers_environment
+from ais_pipeline.pipeline.environment import kept_cluster_environment, run_environment, taskmanagers_environment
 from ais_pipeline.pipeline.execution import LocalJob, Stopped, execute
 from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
 from ais_pipeline.pipeline.webui import Cluster, keeps_web_ui
@@ -83,7 +83,7 @@ class FileRun:
         elif self.keeps_web_ui:
             self.env, self.cluster = kept_cluster_environment(config)
         else:
-            self.env = local_environment(config)
+            self.env, self.cluster = run_environment(config)
         self.scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
         self.output_dir = self.scratch / "out" if kafka or config.output_dir is None else config.output_dir
         self.tally_dir = self.scratch / "tally"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bench.threads import _threads, _tree, group_of
+from bench.threads import _threads, _tree, group_of, role_of
 
 pytestmark = pytest.mark.unit
 
@@ -49,3 +49,14 @@ def test_jvm_threads_are_grouped_by_their_work_and_task_threads_by_their_chain()
     assert group_of("java", "G1 Refine#0") == "garbage collector"
     assert group_of("java", "cell windows (k") == "cell windows (k"
     assert group_of("python", "python") == "python (the CLI and its helpers)"
+
+
+def test_a_jvm_is_named_by_its_main_class_and_a_script_by_its_program():
+    taskmanager = ["/usr/bin/java", "-Xmx536870902", "-Dlog.file=/tmp/x.log", "-classpath", "/lib/a.jar"]
+    taskmanager += ["org.apache.flink.runtime.taskexecutor.TaskManagerRunner", "--configDir", "/conf"]
+    assert role_of(taskmanager) == "TaskManagerRunner"
+    assert role_of(["java", "-D", "org.apache.flink.x=1", "org.apache.flink.runtime.util.bash.BashJavaUtils"]) == (
+        "BashJavaUtils"
+    )
+    assert role_of(["/bin/bash", "/flink/bin/taskmanager.sh", "start-foreground"]) == "bash"
+    assert role_of([]) == "?"

@@ -3,7 +3,7 @@ tree read from procfs (``/proc/<pid>/task/<tid>/stat``) every 0.2 s, its last re
 the CPU seconds summed by thread name (the kernel keeps 15 characters of it: a Flink task
 thread's name starts with its operator chain, the JVM's own threads are named for their work).
 
-    python -m bench.threads [--lines 400000] [--parallelism 1] [--by-process] [-- more job flags]
+    python -m bench.threads [--lines 400000 | --input FILE] [--parallelism 1] [--by-process] [-- more job flags]
 
 Prints a table of the thread groups with their CPU seconds and share of the whole tree's, the
 wall time and the CPU per line; with ``--by-process``, each group under the process it ran in,
@@ -23,6 +23,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from ais_pipeline.files import read_lines
 from ais_pipeline.pipeline.ports import unused_port
 from bench.files import PY, ROOT, feed
 
@@ -127,12 +128,13 @@ def measure(cmd: list[str], by_process: bool = False) -> tuple[float, dict[str, 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="bench.threads", description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=400_000, help="the seeded benchmark feed's size")
+    parser.add_argument("--input", type=Path, help="a file to run on instead (a NOAA day's .csv.zst, a capture)")
     parser.add_argument("--parallelism", type=int, default=1)
     parser.add_argument("--by-process", action="store_true", help="each thread group under its process's role")
     parser.add_argument("job_flags", nargs="*", help="more flags for the job (after --)")
     args = parser.parse_args()
-    path = feed(args.lines)
-    lines = sum(1 for _ in path.open())
+    path = args.input or feed(args.lines)
+    lines = sum(1 for _ in read_lines(path))
     out = Path(tempfile.mkdtemp(prefix="bench-threads-"))
     cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
     cmd += ["--parallelism", str(args.parallelism), "--web-ui-port", str(unused_port()), *args.job_flags]

@@ -141,8 +141,12 @@ def run_environment(config: PipelineConfig) -> tuple[StreamExecutionEnvironment,
 
     _python_paths(config)
     cluster = EarlyMiniCluster(flink_settings(config))
-    env = cluster.environment()
-    env.set_parallelism(config.parallelism)
+    try:
+        env = cluster.environment()
+        env.set_parallelism(config.parallelism)
+    except BaseException:
+        cluster.close()
+        raise
     return env, cluster
 
 

@@ -84,15 +84,20 @@ class FileRun:
             self.env, self.cluster = kept_cluster_environment(config)
         else:
             self.env, self.cluster = run_environment(config)
-        self.scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
-        self.output_dir = self.scratch / "out" if kafka or config.output_dir is None else config.output_dir
-        self.tally_dir = self.scratch / "tally"
-        for name in (*OUTPUTS, "summary.json"):  # an earlier run's outputs
-            target = self.output_dir / name
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
+        try:
+            self.scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
+            self.output_dir = self.scratch / "out" if kafka or config.output_dir is None else config.output_dir
+            self.tally_dir = self.scratch / "tally"
+            for name in (*OUTPUTS, "summary.json"):  # an earlier run's outputs
+                target = self.output_dir / name
+                if target.is_dir():
+                    shutil.rmtree(target)
+                elif target.exists():
+                    target.unlink()
+        except BaseException:  # no __exit__ for a run that did not begin: its cluster stops here
+            if self.cluster is not None:
+                self.cluster.close()
+            raise
 
     def __enter__(self) -> FileRun:
         return self

@@ -1,5 +1,6 @@
 package ais.flink.local;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -66,12 +67,43 @@ class EarlyMiniClusterTest {
     }
 
     @Test
-    void aClusterNoJobTookIsClosed() throws Exception {
+    void aClusterNoJobTookIsClosedEvenWhileItIsStillStarting() throws Exception {
         EarlyMiniCluster cluster = EarlyMiniCluster.starting(settings());
         cluster.closeUnlessTaken();
 
         assertTrue(cluster.isTaken());
         assertFalse(cluster.isRunning());
+        Thread.sleep(2_000); // a start that had not begun when it was closed would be up by now
+        assertFalse(cluster.isRunning());
+    }
+
+    @Test
+    void aJobWhoseClusterWouldDifferGetsItsOwnAndTheEarlyOneIsClosed() throws Exception {
+        EarlyMiniCluster cluster = EarlyMiniCluster.starting(settings());
+        StreamExecutionEnvironment env = cluster.environment();
+        ((Configuration) env.getConfiguration()).setString("taskmanager.numberOfTaskSlots", "3");
+
+        assertEquals(List.of(2L, 4L, 6L, 8L), doubled(env));
+
+        assertTrue(cluster.isTaken());
+        awaitDown(cluster);
+    }
+
+    @Test
+    void theClusterTheEnvironmentWasMadeForFitsItsJobsAndAnotherShapeDoesNot() {
+        Configuration settings = settings();
+        EarlyMiniCluster cluster = EarlyMiniCluster.starting(settings);
+        try {
+            Configuration job = new Configuration(settings);
+            job.setString("pipeline.jars", "file:/tmp/a.jar");
+            job.setString("python.files", "/tmp/udfs");
+            assertTrue(cluster.fits(EarlyMiniCluster.clusterConfiguration(job)));
+            Configuration otherPort = new Configuration(settings);
+            otherPort.setString("rest.bind-port", "8089");
+            assertFalse(cluster.fits(EarlyMiniCluster.clusterConfiguration(otherPort)));
+        } finally {
+            assertDoesNotThrow(cluster::closeUnlessTaken);
+        }
     }
 
     @Test

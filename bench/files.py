@@ -212,10 +212,10 @@ def shown(cmd: list[str]) -> str:
             word = "python"
         elif word == __file__:
             word = "bench/files.py"
+        elif word.startswith(f"{ROOT}/"):  # first: the checkout itself may be in the temporary folder
+            word = word[len(f"{ROOT}/") :]
         elif word.startswith(tempfile.gettempdir()):
             word = "OUT"
-        elif word.startswith(f"{ROOT}/"):
-            word = word[len(f"{ROOT}/") :]
         words.append(word)
     return " ".join(words)
 

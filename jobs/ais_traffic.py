@@ -22,7 +22,7 @@ from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline import postgres
 from ais_pipeline.config import PipelineConfig, parse_config, submitted_by_flink_cli
-from ais_pipeline.errors import StoppedBeforeStart, guarded
+from ais_pipeline.errors import Cancelled, guarded
 from ais_pipeline.pipeline import aws, kafka, sinks, sources, webui
 from ais_pipeline.pipeline.environment import local_environment
 from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, submit_kafka, submit_kinesis
@@ -133,11 +133,20 @@ def prepared(argv: Sequence[str]) -> PipelineConfig:
     return config
 
 
+def not_a_stop(record: logging.LogRecord) -> bool:
+    """Whether a log record is more than a stop: py4j logs the KeyboardInterrupt that a stop
+    signal raises in a call to the JVM with its traceback, before the run says in one line that it
+    stopped."""
+    return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
+
+
 def main(argv: Sequence[str]) -> int:
     """``ais-pipeline run [flags]``: run the job and say how it went."""
     # The job's own messages at INFO; the libraries' (Beam's type hints and optional modules,
     # PyFlink's Cython check) only from WARNING up.
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(not_a_stop)
     log.setLevel(logging.INFO)
     # SIGTERM (a service manager, kill) and SIGHUP (the terminal closed) stop the run as Ctrl-C
     # does, from its first step on: a cluster of its own, half started, is stopped too.
@@ -165,11 +174,11 @@ def main(argv: Sequence[str]) -> int:
                     "input %s (%s), output %s", config.input_path, config.input_format, config.output_dir or "printed"
                 )
             outcome = file_job(config)
-    except StoppedBeforeStart:
-        print("ais-pipeline: stopped before the job started", file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
+    except Cancelled:
         print("ais-pipeline: stopped (the job was cancelled before it drained: no summary)", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # while the job or its cluster was being made; once submitted, a stop drains it
+        print("ais-pipeline: stopped before the job started", file=sys.stderr)
         return 130
     print("\n".join([*outcome.sample, format_summary(outcome.summary)]))
     if config.output_dir is not None:

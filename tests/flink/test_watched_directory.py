@@ -71,6 +71,7 @@ def test_a_watched_directory_fires_windows_while_the_job_runs_and_the_web_ui_sho
     log.close()
     printed = (tmp_path / "job.log").read_text()
     assert proc.returncode == 0, printed[-3000:]
+    assert "Traceback" not in printed, printed[-3000:]
     # Stopped, the run still accounts for everything it read: drained (every window fired, every
     # sink committed, as at the end of a file), its outputs and summary are the file run's.
     summary = json.loads((out / "summary.json").read_text())

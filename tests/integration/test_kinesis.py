@@ -200,6 +200,7 @@ def test_a_shard_split_while_the_job_reads_loses_no_line_and_reads_none_twice(
             job.kill()
             job.wait()
     assert job.returncode == 0, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
     assert "lines accounted for 10000 of 10000" in out
     canonical = lambda d: sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(d / "positions"))  # noqa: E731
     assert canonical(tmp_path / "out") == canonical(sample_oracle)

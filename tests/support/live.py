@@ -85,6 +85,7 @@ class LiveJob:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
         assert self.proc.returncode == 0, self.log()[-3000:]
+        assert "Traceback" not in self.log(), self.log()[-3000:]
         return json.loads((self.out / "summary.json").read_text())  # type: ignore[no-any-return]
 
     def kill(self) -> None:

@@ -24,6 +24,11 @@ class JobFailed(UserError):
     """The job failed while it ran; the message is the innermost cause, in one line."""
 
 
+class Cancelled(KeyboardInterrupt):
+    """The user stopped the run and its job was cancelled before it drained (a second Ctrl-C, or a
+    drain that failed): what it wrote is partial, and it has no summary."""
+
+
 class StoppedBeforeStart(KeyboardInterrupt):
     """The user stopped the run (Ctrl-C, SIGTERM, SIGHUP) while its cluster was starting: no job
     ran, and nothing of it is left behind."""

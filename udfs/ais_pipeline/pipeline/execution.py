@@ -1,22 +1,33 @@
 """How a job runs from this process: until it ends, or until the user stops it.
 
 A blocking ``env.execute`` sits in a call to the JVM that a signal does not interrupt; here the job
-runs detached and this process polls its status, sleeping in Python between polls, so Ctrl-C (or
-SIGTERM) can stop it: by a final savepoint that first drains event time (every window fires,
-every sink commits, as at the end of a file), through the cluster's REST API, or, when that
-cannot be done or on a second Ctrl-C, by cancelling it. A job that fails raises
+runs detached and this process polls its status between short sleeps. While it runs, SIGINT
+(Ctrl-C), SIGTERM and SIGHUP are counted, not raised (:class:`StopSignals`): an exception in the
+middle of a call to the JVM would leave the job's state unknown to this process. The first stops
+the job by a final savepoint that first drains event time (every window fires, every sink
+commits, as at the end of a file), through the cluster's REST API; a second one, a drain that
+fails or one that takes too long, cancels it.
+
+The job's own result is the judge of how it ended: a job whose result is in has ended, whatever a
+REST endpoint says or fails to say (a mini-cluster closes as soon as its job ends, its REST API
+with it). A job that finished after the drain was asked for was drained; one that is still
+running is cancelled; a job that has ended is never cancelled. A job that fails raises
 :class:`~ais_pipeline.errors.JobFailed` with its innermost cause in one line.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import signal
+import threading
 import time
 import urllib.request
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType, TracebackType
 from typing import Any
 
 from pyflink.datastream import StreamExecutionEnvironment
@@ -29,10 +40,13 @@ log = logging.getLogger("ais_pipeline")
 
 DRAIN_TIMEOUT_S = 120
 CANCEL_TIMEOUT_S = 30
+POLL_S = 0.2
+# What a REST call to a cluster that is starting, closing or gone raises.
+REST_ERRORS = (OSError, ValueError, KeyError, http.client.HTTPException)
 
 
 class Stopped(Exception):
-    """The user stopped the run (Ctrl-C or SIGTERM); the job was drained, or cancelled."""
+    """The user stopped the run (Ctrl-C, SIGTERM or SIGHUP); the job was drained, or cancelled."""
 
     def __init__(self, drained: bool) -> None:
         super().__init__("drained" if drained else "cancelled")
@@ -53,69 +67,164 @@ class LocalJob:
         return f"http://127.0.0.1:{self.rest_port}"
 
 
-def stop_draining(rest: str, job_id: str, directory: Path) -> None:
+class StopSignals:
+    """SIGINT, SIGTERM and SIGHUP counted while the block runs, and the handlers of before put
+    back after it. Python leaves SIGINT ignored when the process started with it ignored (a
+    background job of a shell without job control, a service manager): the run still stops on it.
+    Outside the main thread (where no handler can be set) nothing is counted."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._before: dict[int, Any] = {}
+
+    def _on(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread() and not self._before:
+            for sig in self.SIGNALS:
+                self._before[sig] = signal.signal(sig, self._on)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        for sig, handler in self._before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        self._before.clear()
+
+
+class RunningJob:
+    """A submitted job, judged by its own result: :meth:`ended` once the result is in (finished,
+    failed or cancelled), :meth:`failure` the innermost cause when it did not finish."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.result = client.get_job_execution_result()
+        self.id = str(client.get_job_id())
+
+    def ended(self) -> bool:
+        return bool(self.result.done())
+
+    def failure(self) -> str | None:
+        """None for a job that finished (its result in, without an error); else why not."""
+        try:
+            self.result.result()
+        except Exception as exc:
+            log.debug("the job did not finish: %s", exc)
+            return innermost_cause(str(exc))
+        return None
+
+    def cancel(self) -> None:
+        """Cancel the job unless it has ended, and wait for its end; a cluster that closed with
+        the job (or a job that ended meanwhile) is the end it is, not an error."""
+        if self.ended():
+            return
+        log.info("stopping: cancelling the job")
+        try:
+            cancelled = self.client.cancel()
+            deadline = time.monotonic() + CANCEL_TIMEOUT_S
+            while not cancelled.done() and not self.ended() and time.monotonic() < deadline:
+                time.sleep(POLL_S)
+        except Exception as exc:
+            if not self.ended():
+                log.warning("stopping: the job could not be cancelled (%s)", innermost_cause(str(exc)))
+
+
+def request_drain(rest: str, job_id: str, directory: Path) -> str:
     """Ask the cluster to stop the job with a final savepoint in ``directory`` that first drains
-    event time (``POST /jobs/<id>/stop``, as ``flink stop --drain`` does)."""
+    event time (``POST /jobs/<id>/stop``, as ``flink stop --drain`` does); the trigger's id."""
     body = json.dumps({"drain": True, "targetDirectory": directory.as_uri(), "formatType": "CANONICAL"}).encode()
     request = urllib.request.Request(
         f"{rest}/jobs/{job_id}/stop", data=body, headers={"Content-Type": "application/json"}, method="POST"
     )
     with urllib.request.urlopen(request, timeout=10) as resp:
-        trigger = json.load(resp)["request-id"]
+        return str(json.load(resp)["request-id"])
+
+
+def drain(job: RunningJob, rest: str, directory: Path, stops: StopSignals) -> bool:
+    """Stop the job by a final savepoint that drains event time; whether it ended so. It did when
+    its result came in without an error after the drain was asked for, whatever the savepoint's
+    REST status said meanwhile (an error there is looked at again, then the job's result). False
+    when a further stop signal came, the savepoint failed, or nothing ended within
+    ``DRAIN_TIMEOUT_S``: the caller cancels the job."""
+    asked = stops.count
+    try:
+        trigger: str | None = request_drain(rest, job.id, directory)
+    except REST_ERRORS as exc:  # the job may have ended meanwhile (its cluster with it)
+        log.debug("the drain could not be asked for: %s", exc)
+        trigger = None
+        if not job.ended():
+            log.warning("stopping: the job could not be drained (%s)", exc)
+            return False
     deadline = time.monotonic() + DRAIN_TIMEOUT_S
+    savepoint_done = False
     while time.monotonic() < deadline:
-        status = rest_json(rest, f"/jobs/{job_id}/savepoints/{trigger}")
-        if status["status"]["id"] == "COMPLETED":
-            failure = status.get("operation", {}).get("failure-cause")
-            if failure:
-                raise RuntimeError(failure.get("class", "savepoint failed"))
-            return
-        time.sleep(0.2)
-    raise TimeoutError(f"no savepoint within {DRAIN_TIMEOUT_S} s")
-
-
-def _wait(future: Any, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not future.done() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return bool(future.done())
-
-
-def execute(env: StreamExecutionEnvironment, name: str, local: LocalJob, drain_to: Path | None = None) -> None:
-    """Run the job on its local cluster until it ends, with a progress line. Ctrl-C (or SIGTERM)
-    stops it: with ``drain_to``, by a final savepoint there that drains event time, then raises
-    :class:`Stopped`; without it, or on a second Ctrl-C, the job is cancelled."""
-    # Python leaves SIGINT ignored when the process started with it ignored (a background job of a
-    # shell without job control, a service manager): the run must still drain on it.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    job = env.execute_async(name)
-    done = job.get_job_execution_result()
-    job_id = str(job.get_job_id())
-    line = ProgressLine(local.rest, job_id, local.total_bytes)
-    try:
-        while not done.done():
-            line.update()
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        drained = False
-        if drain_to is not None:
-            log.info("stopping: draining the job (Ctrl-C again cancels it)")
+        if job.ended():
+            return job.failure() is None
+        if stops.count > asked:
+            return False
+        if trigger is not None and not savepoint_done:
             try:
-                stop_draining(local.rest, job_id, drain_to)
-                drained = _wait(done, DRAIN_TIMEOUT_S)
-            except KeyboardInterrupt:
-                pass
-            except Exception as exc:  # the savepoint could not be taken: cancel instead
-                log.warning("stopping: the job could not be drained (%s)", exc)
-        if not drained:
-            log.info("stopping: cancelling the job")
-            _wait(job.cancel(), CANCEL_TIMEOUT_S)
-        raise Stopped(drained) from None
-    finally:
-        line.close()
-    try:
-        done.result()
-    except Exception as exc:  # the job failed: its innermost cause, in one line
-        log.debug("the job failed: %s", exc)
-        raise JobFailed(f"the job failed: {innermost_cause(str(exc))}") from None
+                status = rest_json(rest, f"/jobs/{job.id}/savepoints/{trigger}")
+            except REST_ERRORS as exc:  # closing with the job, or busy: the job's result decides
+                log.debug("the savepoint's status could not be read: %s", exc)
+            else:
+                if status["status"]["id"] == "COMPLETED":
+                    failure = status.get("operation", {}).get("failure-cause")
+                    if failure and not job.ended():
+                        log.warning("stopping: the job could not be drained (%s)", failure.get("class", "failed"))
+                        return False
+                    savepoint_done = True  # the job ends next: wait for its result
+        time.sleep(POLL_S)
+    if job.ended():
+        return job.failure() is None
+    log.warning("stopping: the job did not drain within %d s", DRAIN_TIMEOUT_S)
+    return False
+
+
+def execute(
+    env: StreamExecutionEnvironment,
+    name: str,
+    local: LocalJob,
+    drain_to: Path | None = None,
+    stops: StopSignals | None = None,
+) -> None:
+    """Run the job on its local cluster until it ends, with a progress line. A stop signal stops
+    it: with ``drain_to``, by a final savepoint there that drains event time, then raises
+    :class:`Stopped`; without it, on a second signal, or when the drain fails, the job is
+    cancelled. A job that ends by itself as the signal comes has simply ended. ``stops``: the
+    caller's count of stop signals, when it keeps counting them after the job (while it sums the
+    run up); else the signals are counted while this runs."""
+    with StopSignals() if stops is None else nullcontext(stops) as stops:
+        job = RunningJob(env.execute_async(name))
+        line = ProgressLine(local.rest, job.id, local.total_bytes)
+        try:
+            while not job.ended() and not stops.count:
+                line.update()
+                time.sleep(POLL_S)
+        finally:
+            line.close()
+        if not job.ended():
+            raise Stopped(stop(job, local.rest, drain_to, stops))
+    failure = job.failure()
+    if failure is not None:  # the job failed: its innermost cause, in one line
+        raise JobFailed(f"the job failed: {failure}")
+
+
+def stop(job: RunningJob, rest: str, drain_to: Path | None, stops: StopSignals) -> bool:
+    """Stop a running job: drain it (with ``drain_to``), else or when that fails cancel it;
+    whether it was drained. A job that fails meanwhile raises :class:`JobFailed`."""
+    if drain_to is not None:
+        log.info("stopping: draining the job (Ctrl-C again cancels it)")
+        if drain(job, rest, drain_to, stops):
+            return True
+    job.cancel()
+    if not job.ended():
+        return False
+    failure = job.failure()
+    if failure is None:
+        return drain_to is not None  # it finished by the drain after all (else: by itself)
+    if "cancel" in failure.lower():  # JobCancellationException: "Job was cancelled."
+        return False
+    raise JobFailed(f"the job failed: {failure}")

@@ -26,8 +26,9 @@ from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline import files, postgres
 from ais_pipeline.config import PipelineConfig
+from ais_pipeline.errors import Cancelled
 from ais_pipeline.pipeline.environment import kept_cluster_environment, run_environment, taskmanagers_environment
-from ais_pipeline.pipeline.execution import LocalJob, Stopped, execute
+from ais_pipeline.pipeline.execution import LocalJob, Stopped, StopSignals, execute
 from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
 from ais_pipeline.pipeline.webui import Cluster, keeps_web_ui
 from ais_pipeline.rules.outputs import OUTPUTS
@@ -77,6 +78,7 @@ class FileRun:
         self.kafka = kafka
         self.kinesis = kinesis
         self.cluster: Cluster | None = None
+        self.stops = StopSignals()  # counting from the job's submission on
         self.keeps_web_ui = keeps_web_ui(config)
         if config.taskmanagers:
             self.env, self.cluster = taskmanagers_environment(config)
@@ -108,6 +110,7 @@ class FileRun:
                 self.cluster.close()
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
+            self.stops.__exit__(kind, exc, tb)
 
     @property
     def prints_every_record(self) -> bool:
@@ -115,7 +118,8 @@ class FileRun:
 
     def execute(self) -> Outcome:
         """Run the job to the end of its input (or until Ctrl-C drains it), then sum it up. A run
-        cancelled before it drained raises KeyboardInterrupt: it has no summary."""
+        cancelled before it drained raises :class:`~ais_pipeline.errors.Cancelled`: it has no
+        summary."""
         config = self.config
         if self.kafka:
             what, name = f"kafka:{config.topic}", f"ais-pipeline {config.topic}"
@@ -128,8 +132,11 @@ class FileRun:
         total = None if unbounded else files.input_bytes(config.input_path)
         started = time.monotonic()
         stopped: Stopped | None = None
+        # From the job's submission until the run's cluster is closed, stop signals act on the job
+        # and are not raised: the summary of a job that ended is always made.
+        self.stops.__enter__()
         try:
-            execute(self.env, name, LocalJob(config.web_ui_port, total), drain_to=self.scratch / "savepoint")
+            execute(self.env, name, LocalJob(config.web_ui_port, total), self.scratch / "savepoint", self.stops)
         except Stopped as exc:
             stopped = exc
         elapsed = time.monotonic() - started
@@ -142,7 +149,7 @@ class FileRun:
             summary["stopped"] = "drained" if stopped.drained else "cancelled"
         record.finish(summary)
         if stopped is not None and not stopped.drained:
-            raise KeyboardInterrupt
+            raise Cancelled
         outcome = Outcome(summary, cluster=self.cluster if self.keeps_web_ui else None)
         if config.output_dir is not None:
             config.output_dir.mkdir(parents=True, exist_ok=True)  # an empty input writes no part file

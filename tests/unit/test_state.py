@@ -10,7 +10,7 @@ import pytest
 from ais_pipeline.functions.state import VESSELS_STATE, LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.rules.dedup import VesselLogic, VesselMeta
 from ais_pipeline.rules.multipart import PendingGroup
-from ais_pipeline.rules.vessel_hours import Fix
+from ais_pipeline.rules.tracks import Fix
 from ais_pipeline.rules.windows import WindowSpec
 from tests.support.flink_fakes import FakeRuntimeContext, FakeTimerService
 
@@ -48,7 +48,7 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     # The meta (no track timer, no ship type yet), the identities, the static reports, no track.
     assert list(row[:8]) == [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), "unknown"]
     assert dict(row[8]) == {"payload-1000,0": 1_000}
-    assert list(row[10:]) == [0, [], [], []]
+    assert row[10] is None
 
     # A second marker with nothing changed writes nothing; one change writes that vessel alone.
     ctx.maps[(VESSELS_STATE, 3)][244000019] = "left alone"
@@ -150,15 +150,18 @@ def test_a_restored_parser_goes_on_in_the_csv_file_whose_header_it_will_not_read
     assert restored.line(rows[3], 1_900_000_000_000, DictGroupStores()) is not None
 
 
-def test_a_restore_loads_a_vessels_track_and_its_timer():
+def test_a_restore_loads_a_vessels_tracks_and_their_timer():
     ctx = FakeRuntimeContext()
     store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
     bound(ctx, store, 3)
     a_vessel(store, 211000001, 1_000_000)
     vessel = store.vessel(211000001)
     track = LOGIC.new_track()
-    track.start, track.last = Fix(900_000, "a", "cargo"), Fix(960_000, "b", "cargo")
-    track.pending = [Fix(1_000_000, "c", "cargo"), Fix(1_020_000, "d", "tanker")]
+    lines = ('{"id":"x","mmsi":211000001}', '{"window":"tumbling"}')
+    for ts, lat in ((900_000, 54.0), (960_000, 54.001), (961_000, 55.5)):  # the last one conflicts
+        track.add(Fix(ts, lat, 10.0, "u1x55w", "cargo", 10_000, 1, True, False, 1_020_000, lines))
+    track.advance(961_000)
+    track.add(Fix(1_020_000, 54.002, 10.0, "u1x55w", "tanker"))
     vessel.set_track(track)
     meta = vessel.meta()
     assert meta is not None
@@ -169,5 +172,8 @@ def test_a_restore_loads_a_vessels_track_and_its_timer():
     bound(ctx, restored, 3)
     again = restored.vessel(211000001).track()
     assert again is not None
-    assert (again.start, again.last, again.pending) == (track.start, track.last, track.pending)
-    assert restored.due(1_019_999) == {211000001}  # the track's timer, mapped back to its vessel
+    assert (again.pending, again.tracks, again.released_to, again.next_id) == (
+        track.pending, track.tracks, track.released_to, track.next_id,
+    )  # fmt: skip
+    assert len(again.tracks) == 2 and again.tracks[1].beaten is not None
+    assert restored.due(1_019_999) == {211000001}  # the tracks' timer, mapped back to its vessel

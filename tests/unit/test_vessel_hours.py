@@ -6,15 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ais_pipeline.rules.vessel_hours import (
-    ALL_CATEGORIES,
-    Fix,
-    Segment,
-    Track,
-    ship_category,
-    split_at_panes,
-    static_category,
-)
+from ais_pipeline.rules.tracks import Fix, VesselTracks
+from ais_pipeline.rules.vessel_hours import ALL_CATEGORIES, ship_category, split_at_panes, static_category
 
 pytestmark = pytest.mark.unit
 
@@ -22,8 +15,16 @@ MIN = 60_000
 T0 = 1_700_000_040_000  # a pane boundary
 
 
-def track() -> Track:
-    return Track(max_gap_ms=10 * MIN, pane_ms=MIN)
+def tracks(hold_ms: int = 0) -> VesselTracks:
+    return VesselTracks(max_gap_ms=10 * MIN, hold_ms=hold_ms)
+
+
+def fix(ts: int, category: str = "cargo", lat: float = 54.0, lon: float = 10.0) -> Fix:
+    return Fix(T0 + ts, lat, lon, "u1x55w", category)
+
+
+def gaps(segments: list[tuple[Fix, Fix]]) -> list[int]:
+    return [b.ts - a.ts for a, b in segments]
 
 
 def test_ship_type_codes_group_into_the_categories_of_density_maps():
@@ -41,40 +42,33 @@ def test_a_segment_is_split_at_pane_boundaries():
 
 
 def test_a_gap_just_under_the_cap_counts_and_just_over_it_is_a_hole():
-    under, over = track(), track()
-    for t, fixes in ((under, [0, 10 * MIN]), (over, [0, 10 * MIN + 1])):
-        for ts in fixes:
-            t.add(Fix(T0 + ts, "u4pruy", "cargo"))
-    assert sum(s.ms for s in under.advance(T0 + 20 * MIN)) == 10 * MIN
-    assert over.advance(T0 + 30 * MIN) == []
+    under, over = tracks(), tracks()
+    for t, times in ((under, [0, 10 * MIN]), (over, [0, 10 * MIN + 1])):
+        for ts in times:
+            t.add(fix(ts))
+    assert gaps(under.advance(T0 + 30 * MIN).segments) == [10 * MIN]
+    assert over.advance(T0 + 30 * MIN).segments == []
     assert under.empty and over.empty  # silent past the cap after the last one: nothing held
 
 
-def test_the_time_goes_to_the_cell_and_type_of_the_segments_start():
-    t = track()
-    t.add(Fix(T0 + 30_000, "a", "fishing"))
-    t.add(Fix(T0 + 90_000, "b", "cargo"))
-    assert t.advance(T0 + 90_000) == [Segment("a", "fishing", T0, 30_000), Segment("a", "fishing", T0 + MIN, 30_000)]
-    assert t.last == Fix(T0 + 90_000, "b", "cargo") and not t.pending  # the last one waits for its next
-
-
 def test_out_of_order_positions_are_sorted_before_the_watermark_passes_them():
-    t = track()
-    for ts, cell in ((40_000, "c"), (10_000, "a"), (25_000, "b")):
-        t.add(Fix(T0 + ts, cell, "tanker"))
-    assert t.advance(T0 + 40_000) == [Segment("a", "tanker", T0, 15_000), Segment("b", "tanker", T0, 15_000)]
-    assert not t.add(Fix(T0 + 30_000, "late", "tanker"))  # behind the released track: the caller counts it
+    t = tracks()
+    for ts in (40_000, 10_000, 25_000):
+        t.add(fix(ts))
+    assert gaps(t.advance(T0 + 40_000).segments) == [15_000, 15_000]
+    late = t.add(fix(30_000))  # behind the released track: accepted, no time
+    assert late.behind == 1 and late.segments == [] and [f.ts for f in late.accepted] == [T0 + 30_000]
 
 
 def test_positions_wait_for_the_watermark_and_a_silent_vessel_is_dropped_at_the_cap():
-    t = track()
-    t.add(Fix(T0, "a", "unknown"))
-    t.add(Fix(T0 + MIN, "b", "unknown"))
-    assert t.advance(T0 + MIN - 1) == [] and t.next_timer() == T0 + MIN
-    assert [s.ms for s in t.advance(T0 + MIN)] == [MIN]
+    t = tracks()
+    t.add(fix(0))
+    t.add(fix(MIN))
+    assert not t.advance(T0 + MIN - 1) and t.next_timer() == T0 + MIN
+    assert gaps(t.advance(T0 + MIN).segments) == [MIN]
     assert t.next_timer() == T0 + 11 * MIN
-    assert t.advance(T0 + 11 * MIN - 1) == [] and not t.empty
-    assert t.advance(T0 + 11 * MIN) == [] and t.empty and t.next_timer() is None
+    assert not t.advance(T0 + 11 * MIN - 1) and not t.empty
+    assert not t.advance(T0 + 11 * MIN) and t.empty and t.next_timer() is None
 
 
 def test_a_static_reports_ship_type_code_or_archive_type_name_gives_its_category():
@@ -88,21 +82,25 @@ def test_a_static_reports_ship_type_code_or_archive_type_name_gives_its_category
 
 
 def test_a_position_before_the_tracks_first_one_completes_the_segment_to_it():
-    t = track()
-    t.add(Fix(T0 + 60_000, "b", "cargo"))
-    t.advance(T0 + 60_000)
-    assert t.add(Fix(T0 + 30_000, "a", "cargo")) == [Segment("a", "cargo", T0, 30_000)]
-    assert t.start == Fix(T0 + 30_000, "a", "cargo")
-    assert t.add(Fix(T0 + 45_000, "c", "cargo")) is None  # inside the track: its time is counted already
+    t = tracks()
+    t.add(fix(60_000))
+    t.add(fix(90_000))
+    t.advance(T0 + 90_000)
+    before = t.add(fix(30_000))
+    assert gaps(before.segments) == [30_000] and before.accepted == [fix(30_000)]
+    inside = t.add(fix(45_000))  # inside the track: its time is counted already
+    assert inside.segments == [] and inside.behind == 1
 
 
 def test_a_position_held_past_the_cap_does_not_keep_the_last_one_alive():
-    t = Track(max_gap_ms=10 * MIN, pane_ms=MIN, hold_ms=5 * MIN)
-    t.add(Fix(T0, "a", "cargo"))
+    t = tracks(hold_ms=5 * MIN)
+    t.add(fix(0))
     t.advance(T0)
-    t.add(Fix(T0 + 60 * MIN, "b", "cargo"))  # an hour later: a hole
+    t.add(fix(60 * MIN))  # an hour later: a hole
+    assert t.next_timer() == T0 + 10 * MIN  # the single fix is judged at the cap
+    assert t.advance(T0 + 10 * MIN).accepted == [fix(0)]  # seen once: kept
     assert t.next_timer() == T0 + 15 * MIN
-    assert t.advance(T0 + 15 * MIN) == [] and t.last is None
+    assert not t.advance(T0 + 15 * MIN) and not t.tracks
     assert t.next_timer() == T0 + 60 * MIN  # each step moves on: no timer fires twice
 
 

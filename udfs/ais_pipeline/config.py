@@ -89,6 +89,29 @@ _KNOBS: dict[str, _Knob] = {
         600,
         "vessel hours: the longest gap between a vessel's positions whose time counts, seconds",
     ),
+    "hours_grace_s": _Knob(
+        "--hours-grace",
+        "HOURS_GRACE_SECONDS",
+        int,
+        None,
+        "vessel hours: how long past a window's end plus the allowed lateness its hours (and positions held"
+        " for judgement) may still come, seconds; 0: final with its reports",
+        "the gap cap, --max-gap",
+    ),
+    "bad_fix_knots": _Knob(
+        "--bad-fix-speed",
+        "BAD_FIX_KNOTS",
+        float,
+        50.0,
+        "a position the vessel could not have reached from its track at this speed (knots) is a bad fix; 0: off",
+    ),
+    "bad_fix_noise_m": _Knob(
+        "--bad-fix-noise",
+        "BAD_FIX_NOISE_METRES",
+        float,
+        500.0,
+        "bad fixes: the distance two fixes may be apart at any speed (GPS noise, fixes seconds apart), metres",
+    ),
     "geohash_precision": _Knob("--geohash-precision", "GEOHASH_PRECISION", int, 6, "geohash cell precision, 1-12"),
     "max_clock_skew_s": _Knob(
         "--max-clock-skew", "MAX_CLOCK_SKEW_SECONDS", int, 300, "reports further ahead of the wall clock are rejected"
@@ -263,7 +286,18 @@ OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
     "aggregates": ("window", "window_seconds", "slide_seconds", "precision", "cell", "window_start"),
     "late": ("mmsi",),
     "dead_letter": (),
+    "bad_fixes": ("mmsi",),
 }
+
+
+@dataclass(frozen=True)
+class TrackRules:
+    """The vessel tracks' knobs: the gap cap (longer gaps give no time and end a track), and the
+    speed (knots; 0 turns bad fixes off) and noise distance (metres) by which a fix fits a track."""
+
+    max_gap_ms: int
+    max_knots: float
+    noise_m: float
 
 
 @dataclass(frozen=True)
@@ -286,6 +320,9 @@ class PipelineConfig:
     near_window_s: float = _default("near_window_s")
     static_ttl_s: int = _default("static_ttl_s")
     max_gap_s: int = _default("max_gap_s")
+    hours_grace_s: int | None = _default("hours_grace_s")
+    bad_fix_knots: float = _default("bad_fix_knots")
+    bad_fix_noise_m: float = _default("bad_fix_noise_m")
     geohash_precision: int = _default("geohash_precision")
     max_clock_skew_s: int = _default("max_clock_skew_s")
     multipart_timeout_s: int = _default("multipart_timeout_s")
@@ -377,6 +414,17 @@ class PipelineConfig:
         return self.max_gap_s * 1000
 
     @property
+    def grace_ms(self) -> int:
+        """How much longer than the allowed lateness a window takes contributions decided in time
+        but delivered later (vessel time, positions held for judgement): the gap cap unless set."""
+        return (self.max_gap_s if self.hours_grace_s is None else self.hours_grace_s) * 1000
+
+    @property
+    def track_rules(self) -> TrackRules:
+        """The knobs of the vessel tracks: segments and bad fixes."""
+        return TrackRules(self.max_gap_ms, self.bad_fix_knots, self.bad_fix_noise_m)
+
+    @property
     def out_of_orderness_ms(self) -> int:
         return self.out_of_orderness_s * 1000
 
@@ -415,9 +463,12 @@ class PipelineConfig:
             raise bad("watermark_warm_up", f"must be at least 1 line, not {self.watermark_warm_up}")
         if self.idle_timeout_s <= 0:
             raise bad("idle_timeout_s", f"must be a positive number of seconds, not {self.idle_timeout_s}")
-        for name in ("lateness_s", "out_of_orderness_s", "near_window_s", "max_clock_skew_s"):
+        for name in ("lateness_s", "out_of_orderness_s", "near_window_s", "max_clock_skew_s", "bad_fix_knots",
+                     "bad_fix_noise_m"):  # fmt: skip
             if getattr(self, name) < 0:
                 raise bad(name, f"must not be negative, not {getattr(self, name)}")
+        if self.hours_grace_s is not None and self.hours_grace_s < 0:
+            raise bad("hours_grace_s", f"must not be negative, not {self.hours_grace_s}")
         if self.slide_size_s % self.slide_s != 0:
             raise bad("slide_s", f"{self.slide_s} s does not divide the sliding window size {self.slide_size_s} s")
         if not 1 <= self.geohash_precision <= 12:

@@ -114,6 +114,7 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     summary: dict[str, object] = {name: totals.get(name, 0) for name in SUMMARY_COUNTS}
     summary["lines"] = lines
     summary["positions_kept"] = count_lines(output_dir / "positions")
+    summary["bad_fixes"] = count_lines(output_dir / "bad_fixes")
     # The static records of the static reports read; those made beside archive rows are apart.
     summary["static_kept"] = count_lines(output_dir / "static") - int(summary["static_from_rows"])  # type: ignore[call-overload]
     dead = read_jsonl(output_dir / "dead_letter")

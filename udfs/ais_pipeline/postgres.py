@@ -193,6 +193,16 @@ TABLES: dict[str, Table] = {
         ),
         Table("late", "ais_late", (*_position_columns(), Column("window_kind", "text", "window")), ("id",)),
         Table(
+            "bad_fixes",
+            "ais_bad_fixes",
+            (
+                *_position_columns(),
+                Column("implied_knots", _F, "implied_knots"),
+                Column("conflicts_with", "jsonb", "conflicts_with"),
+            ),
+            ("id",),
+        ),
+        Table(
             "dead_letter",
             "ais_dead_letter",
             (
@@ -334,6 +344,7 @@ def add_sog_sums(conn: Any) -> None:
 # the sinks' statements and their idempotence are those of a server without it), GiST-indexed.
 GEOMETRY_COLUMNS = {
     "ais_positions": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
+    "ais_bad_fixes": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
     "ais_aggregates": ("cell_geom", "geometry(Polygon, 4326)", "ST_GeomFromGeoHash(cell)"),
 }
 

@@ -1,7 +1,7 @@
 -- The tables of `ais-pipeline run --postgres URL` (created when missing, before the job starts;
 -- also `psql -f ais_pipeline/schema.sql`). One table per output, and one row per run.
 --
--- Idempotent to the row: positions, static reports, late records and dead letters are inserted
+-- Idempotent to the row: positions, static reports, late records, bad fixes and dead letters are inserted
 -- on their `id` (a stable UUID of what the record is, see docs/postgres.md); a repeat does
 -- nothing. An aggregate is upserted on its window (kind, size, slide, geohash precision), cell and
 -- start only when it is a newer firing than the stored one. Times are timestamptz (UTC, milliseconds).
@@ -72,6 +72,23 @@ CREATE TABLE IF NOT EXISTS ais_late (
 );
 CREATE INDEX IF NOT EXISTS ais_late_time ON ais_late (event_time);
 CREATE INDEX IF NOT EXISTS ais_late_mmsi_time ON ais_late (mmsi, event_time);
+
+CREATE TABLE IF NOT EXISTS ais_bad_fixes (
+    id          uuid PRIMARY KEY,
+    mmsi        bigint NOT NULL,
+    msg_type    smallint NOT NULL,
+    event_time  timestamptz NOT NULL,
+    lat         double precision NOT NULL,
+    lon         double precision NOT NULL,
+    sog         double precision,
+    cog         double precision,
+    heading     smallint,
+    receiver    text,
+    cell        text NOT NULL,
+    implied_knots  double precision,  -- the speed it would take from the fix it conflicted with (null: same time)
+    conflicts_with jsonb NOT NULL  -- that fix: timestamp, lat, lon, distance_nm, seconds
+);
+CREATE INDEX IF NOT EXISTS ais_bad_fixes_mmsi_time ON ais_bad_fixes (mmsi, event_time);
 
 CREATE TABLE IF NOT EXISTS ais_dead_letter (
     id          uuid PRIMARY KEY,

@@ -22,12 +22,11 @@ from ais_pipeline.functions.rows import from_row, in_lane_order, parsed_entry, t
 from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.jvm import metrics
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.dedup import LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, VesselLogic
+from ais_pipeline.rules.dedup import LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, vessel_logic
 from ais_pipeline.rules.feeds import stamped_on_receipt
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import LaneBatch, VesselPane
-from ais_pipeline.rules.windows import WindowSpec
 
 
 def _tag(name: str) -> OutputTag:
@@ -40,11 +39,8 @@ STATIC = _tag("static")
 LATE_OUT = _tag("late")
 DEAD = _tag("dead_letter")
 TALLY = _tag("tally")
-_OUTCOME_TAGS = {"positions": POSITIONS, "static": STATIC, "late": LATE_OUT}
-
-
-def window_spec(config: PipelineConfig) -> WindowSpec:
-    return WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms)
+BAD_FIXES = _tag("bad_fixes")
+_OUTCOME_TAGS = {"positions": POSITIONS, "static": STATIC, "late": LATE_OUT, "bad_fixes": BAD_FIXES}
 
 
 class _Tallies:
@@ -226,15 +222,7 @@ class DedupVessel(KeyedProcessFunction):
     outputs, one record of JSON Lines per output and batch."""
 
     def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
-        self.logic = VesselLogic(
-            window_spec(config),
-            config.dedup_ttl_ms,
-            config.near_window_ms,
-            config.static_ttl_ms,
-            config.out_of_orderness_ms,
-            config.geohash_precision,
-            config.max_gap_ms,
-        )
+        self.logic = vessel_logic(config)
         self.emit_tallies = emit_tallies
         self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
 
@@ -245,6 +233,7 @@ class DedupVessel(KeyedProcessFunction):
             self.emit_tallies,
             (
                 "positions_kept",
+                "bad_fixes",
                 "static_kept",
                 "duplicates_exact",
                 "duplicates_near",
@@ -280,15 +269,15 @@ class DedupVessel(KeyedProcessFunction):
             if dead is not None:
                 out.count("dead_letter_" + dead.reason)
                 out.add(DEAD, outputs.dead_letter_json(dead))
-            else:
+            elif not outcome.held:  # a held position is counted when it is judged
                 out.count(outcome.kind)
                 tally = outcome.tally
                 if tally is not None and emit_tallies:
                     out.add(TALLY, tally)
                     if outcome.kind == LATE:
                         out.add(TALLY, outputs.receiver_tally(LATE, report.receiver))
-            for window in outcome.late_windows:
-                out.count("late_records_" + window)
+                for window in outcome.late_windows:
+                    out.count("late_records_" + window)
             if pane is not None:
                 panes.append(pane)
             if logic.released:
@@ -297,9 +286,13 @@ class DedupVessel(KeyedProcessFunction):
         yield from self._emit(panes, out)
 
     def _emit(self, panes: list[VesselPane], out: _Batch) -> Iterator[Any]:
-        """The pane contributions of one call, then its side outputs, with what the rules
-        counted of vessel time (late time is a summary figure; the rest are metrics)."""
+        """The pane contributions of one call, then its side outputs: what the rules released
+        (accepted fixes, bad fixes), with what they counted (late time is a summary figure; the
+        rest are metrics)."""
         logic = self.logic
+        for name, line in logic.records:
+            out.add(_OUTCOME_TAGS[name], line)
+        logic.records.clear()
         for name, n in logic.counts.items():
             out.count(name, n)
             if name == LATE_VESSEL_MS and self.emit_tallies:

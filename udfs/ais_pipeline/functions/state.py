@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
@@ -21,7 +22,7 @@ from ais_pipeline.rules.dedup import VesselMeta
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.multipart import PendingGroup
 from ais_pipeline.rules.records import TIME_UNKNOWN
-from ais_pipeline.rules.vessel_hours import Fix, Track
+from ais_pipeline.rules.tracks import VesselTracks
 
 DEADLINE_GRAIN_MS = 1000  # multipart deadlines are checked on timers rounded up to the second
 
@@ -114,17 +115,16 @@ class LaneGroup:
 
 # The map state's name: new whenever the row's layout changes, so that a savepoint of another
 # layout restores without this state (started empty) instead of being misread.
-VESSELS_STATE = "vessels-v2"
+VESSELS_STATE = "vessels-v3"
 _META_NAMES = [f.name for f in fields(VesselMeta)]
-_VESSEL_NAMES = [*_META_NAMES, "ids", "static", "track_released", "track_ts", "track_cell", "track_category"]
+_VESSEL_NAMES = [*_META_NAMES, "ids", "static", "tracks"]
 
 
 def _vessel_row_type() -> Any:
     """One vessel's state in the dedup operator's map state: its :class:`ais_pipeline.rules.dedup.VesselMeta`,
     the identities it has seen (identity -> first event time), its last kept static reports
-    (kind -> content and event time) and its vessel-hours track as columns: ``track_released``
-    released positions first (none; the last one, which starts its chain; or the chain's start
-    and the last one), then the held ones in event-time order."""
+    (kind -> content and event time) and its tracks (:class:`ais_pipeline.rules.tracks.VesselTracks`:
+    the fixes held and the open tracks) as JSON text."""
     static = Types.ROW_NAMED(["content", "ts"], [Types.STRING(), Types.LONG()])
     return Types.ROW_NAMED(
         _VESSEL_NAMES,
@@ -133,10 +133,7 @@ def _vessel_row_type() -> Any:
             Types.STRING(),
             Types.MAP(Types.STRING(), Types.LONG()),
             Types.MAP(Types.STRING(), static),
-            Types.INT(),
-            Types.BASIC_ARRAY(Types.LONG()),
-            Types.BASIC_ARRAY(Types.STRING()),
-            Types.BASIC_ARRAY(Types.STRING()),
+            Types.STRING(),
         ],
     )
 
@@ -150,36 +147,23 @@ class _VesselEntry:
         self.ids: dict[str, int] = {}
         self.meta: VesselMeta | None = None
         self.static: dict[str, tuple[str, int]] = {}
-        self.track: Track | None = None
+        self.track: VesselTracks | None = None
 
     def to_row(self) -> Row:
         assert self.meta is not None
         static = {k: Row(content, ts) for k, (content, ts) in self.static.items()}
-        track = self.track
-        released: list[Fix] = []
-        if track is not None and track.last is not None:
-            released = [track.last] if track.start in (None, track.last) else [track.start, track.last]  # type: ignore[list-item]
-        fixes = released + ([] if track is None else track.pending)
-        return Row(
-            *to_row(self.meta), dict(self.ids), static, len(released),
-            [f.ts for f in fixes], [f.cell for f in fixes], [f.category for f in fixes],
-        )  # fmt: skip
+        tracks = None if self.track is None else json.dumps(self.track.to_list(), separators=(",", ":"))
+        return Row(*to_row(self.meta), dict(self.ids), static, tracks)
 
     @classmethod
-    def from_row(cls, row: Any, new_track: Callable[[], Track]) -> _VesselEntry:
+    def from_row(cls, row: Any, new_track: Callable[[], VesselTracks]) -> _VesselEntry:
         entry = cls()
         n = len(_META_NAMES)
         entry.meta = VesselMeta(*row[:n])
         entry.ids = dict(row[n] or {})
         entry.static = {k: (v[0], v[1]) for k, v in (row[n + 1] or {}).items()}
-        released, times, cells, categories = row[n + 2 : n + 6]
-        fixes = [Fix(t, c, k) for t, c, k in zip(times or [], cells or [], categories or [], strict=True)]
-        if fixes:
-            track = entry.track = new_track()
-            if released:
-                track.start = fixes[0]
-                track.last = fixes[released - 1]
-            track.pending = fixes[released or 0 :]
+        if row[n + 2]:
+            entry.track = new_track().restore(json.loads(row[n + 2]))
         return entry
 
 
@@ -254,7 +238,7 @@ class WriteBehind:
 class ShardVessels(WriteBehind):
     """The vessels of the dedup operator's shards: map state MMSI -> vessel, written behind."""
 
-    def __init__(self, ctx: RuntimeContext, new_track: Callable[[], Track]) -> None:
+    def __init__(self, ctx: RuntimeContext, new_track: Callable[[], VesselTracks]) -> None:
         super().__init__()
         self._state = ctx.get_map_state(MapStateDescriptor(VESSELS_STATE, Types.LONG(), _vessel_row_type()))
         self._new_track = new_track
@@ -327,10 +311,10 @@ class _VesselView:
         self._entry.static[kind] = (content, ts)
         self._changed()
 
-    def track(self) -> Track | None:
+    def track(self) -> VesselTracks | None:
         return self._entry.track
 
-    def set_track(self, track: Track | None) -> None:
+    def set_track(self, track: VesselTracks | None) -> None:
         self._entry.track = track  # changed in place by the rules: always written back
         self._changed()
 

@@ -178,12 +178,13 @@ class CellWindows:
     slide_size_ms: int
     slide_ms: int
     lateness_ms: int
+    grace_ms: int
     contribution_type: TypeInformation
     aggregate_type: TypeInformation
 
     def build(self) -> Any:
         flink = jvm().ais.flink
-        spec = flink.WindowSpec(self.window_ms, self.slide_size_ms, self.slide_ms, self.lateness_ms)
+        spec = flink.WindowSpec(self.window_ms, self.slide_size_ms, self.slide_ms, self.lateness_ms, self.grace_ms)
         return flink.CellWindows(
             spec, java_type(self.contribution_type), java_type(self.aggregate_type), ",".join(ALL_CATEGORIES)
         )

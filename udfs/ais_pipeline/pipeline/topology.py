@@ -9,7 +9,7 @@
     ─► batch reports ─► dedup by MMSI ─► cell windows
        (Java, by        (Python, keyed    (Java, keyed
        vessel shard)    by vessel shard)  by cell)
-                        │ positions, static, late,
+                        │ positions, static, late, bad fixes,
                         │ dead letters, tallies
 
 A lane is one source subtask's lines (a file run has one, the files in name order, unless
@@ -50,7 +50,7 @@ from ais_pipeline.jvm.operators import (
 )
 from ais_pipeline.jvm.streams import keyed_by_first_field, parallelism, side_output
 from ais_pipeline.resources import helpers_jar
-from ais_pipeline.rules.dedup import VESSEL_SHARDS
+from ais_pipeline.rules.dedup import VESSEL_SHARDS, window_spec
 from ais_pipeline.rules.lane import AUTO, NMEA
 from ais_pipeline.rules.outputs import OUTPUTS
 from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES
@@ -70,6 +70,7 @@ class Streams:
     aggregates: DataStream
     late: DataStream
     dead_letter: DataStream
+    bad_fixes: DataStream
     tally: DataStream
 
     def named(self) -> dict[str, DataStream]:
@@ -87,7 +88,7 @@ def receiver_watermarks(config: PipelineConfig, tally: OutputTag | None) -> Rece
         warm_up_lines=config.watermark_warm_up,
         consensus_lines=CONSENSUS_LINES,
         jump_lines=JUMP_LINES,
-        step_ms=operators.window_spec(config).watermark_step_ms,
+        step_ms=window_spec(config).watermark_step_ms,
         parsed_type=parsed_type(),
         report_type=wire_report_type(),
         tally_tag=tally,
@@ -103,6 +104,7 @@ def cell_windows(config: PipelineConfig) -> CellWindows:
         slide_size_ms=config.slide_size_ms,
         slide_ms=config.slide_ms,
         lateness_ms=config.lateness_ms,
+        grace_ms=config.grace_ms,
         contribution_type=vessel_pane_type(),
         aggregate_type=aggregate_type(),
     )
@@ -163,6 +165,7 @@ def build_pipeline(
         ),
         late=lines_of(side(vessels, operators.LATE_OUT), "late report"),
         dead_letter=side(parsed, operators.DEAD).union(lines_of(side(vessels, operators.DEAD), "dead letter")),
+        bad_fixes=lines_of(side(vessels, operators.BAD_FIXES), "bad fix"),
         tally=side(parsed, operators.TALLY).union(
             side(reports, operators.TALLY), lines_of(side(vessels, operators.TALLY), "tally")
         ),

@@ -14,9 +14,14 @@ The rules (docs/rules.md says them for users):
   or when that one is older than the static TTL; otherwise a duplicate;
 - a position report too late for every window of both kinds is late, not kept; one too late for
   one kind only is kept and also reported late for that kind;
-- vessel hours: each kept position joins the vessel's track (:class:`ais_pipeline.rules.vessel_hours.Track`),
-  with the category of the vessel's last kept static report; the watermark releases the track's
-  segments as pane contributions of time (``vessel_ms``), judged late or not against the
+- tracks and vessel hours: each kept position is held as a fix of the vessel's tracks
+  (:class:`ais_pipeline.rules.tracks.VesselTracks`), with the category of the vessel's last kept
+  static report, until the watermark passes it and it is judged: an accepted fix goes to the
+  positions output and its report to the windows (as judged on arrival, delivered within the
+  windows' grace); a bad fix (one the vessel could not have reached from its real track) goes to
+  the ``bad_fixes`` output and nowhere else. The segments between a track's fixes are spread
+  along their line over the cells they cross (:func:`ais_pipeline.rules.spread.spread`) as pane
+  contributions of time (``vessel_ms``), judged late or not, with the grace, against the
   watermark that released them: time too late for its tumbling window is counted in
   ``late_vessel_ms``, and not sent.
 
@@ -30,15 +35,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import pygeohash
 
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
-from ais_pipeline.rules.vessel_hours import MAX_GAP_MS, UNKNOWN, Fix, Segment, Track, static_category
+from ais_pipeline.rules.spread import spread
+from ais_pipeline.rules.tracks import MAX_KNOTS, NOISE_M, Events, Fix, VesselTracks
+from ais_pipeline.rules.vessel_hours import MAX_GAP_MS, UNKNOWN, static_category
 from ais_pipeline.rules.windows import SLIDING, TUMBLING, WindowSpec
+
+if TYPE_CHECKING:
+    from ais_pipeline.config import PipelineConfig
 
 KEPT_POSITION = "positions_kept"
 KEPT_STATIC = "static_kept"
@@ -53,6 +63,9 @@ ROW_STATIC = "row"  # the supersede kind of an archive row's static fields
 LATE_VESSEL_MS = "late_vessel_ms"  # vessel time too late for its tumbling window (summary: late_hours)
 LATE_VESSEL_MS_SLIDING = "late_vessel_ms_sliding"  # ... too late for some sliding windows (a metric)
 TRACK_BEHIND = "track_positions_unused"  # kept, but too old for the track to use (a metric)
+BAD_FIX = "bad_fixes"  # kept as a position, then judged a bad fix (the bad_fixes output counts them)
+LATE_RECORDS = "late_records_"  # + window kind: a kept position too late for that kind (a metric)
+DELIVERED_LATE = "reports_delivered_too_late"  # a judged position past its windows' grace (a metric)
 
 
 @dataclass(slots=True)
@@ -69,6 +82,8 @@ class Outcome:
     # A decoded archive row's static fields, when they differ from the vessel's last kept ones:
     # a static record beside the row's own outcome (tallied as ``static_from_rows``, not a line).
     row_static: Static | None = None
+    # A kept position is held until it is judged: its records and counts come with the judgement.
+    held: bool = False
 
     @property
     def tally(self) -> str | None:
@@ -115,8 +130,8 @@ class VesselStore(Protocol):
     def set_meta(self, meta: VesselMeta) -> None: ...
     def static(self, kind: str) -> tuple[str, int] | None: ...
     def set_static(self, kind: str, content: str, ts: int) -> None: ...
-    def track(self) -> Track | None: ...
-    def set_track(self, track: Track | None) -> None: ...
+    def track(self) -> VesselTracks | None: ...
+    def set_track(self, track: VesselTracks | None) -> None: ...
     def clear(self) -> None: ...
     def register_timer(self, ts: int) -> None: ...
 
@@ -146,38 +161,49 @@ class VesselLogic:
         out_of_orderness_ms: int,
         geohash_precision: int,
         max_gap_ms: int = MAX_GAP_MS,
+        max_knots: float = MAX_KNOTS,
+        noise_m: float = NOISE_M,
     ) -> None:
+        from ais_pipeline.rules import outputs  # the records' JSON (which imports this module)
+
+        self._outputs = outputs
         self.spec = spec
         self.max_gap_ms = max_gap_ms
+        self.max_knots = max_knots
+        self.noise_nm = noise_m / 1852
         self.dedup_ttl_ms = dedup_ttl_ms
         self.near_window_ms = near_window_ms
         self.static_ttl_ms = static_ttl_ms
         self.geohash_precision = geohash_precision
         # How far behind its vessel's newest report a copy can still matter to some window.
         self.identity_horizon_ms = dedup_ttl_ms + spec.slide_size_ms + spec.lateness_ms + out_of_orderness_ms
-        # Not the track's hold past the cap: a vessel silent that long is dropped, held position
-        # and all (a next position within the cap that comes later still is left without it).
-        self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms, max_gap_ms)
-        # What the calls since the caller last took them released (vessel-hours segments as pane
-        # contributions) and counted (LATE_VESSEL_MS and the metrics above): the caller drains them.
+        # Not the tracks' hold past the cap: a vessel silent that long is dropped, held fixes and
+        # all (a next position within the cap that comes later still is left without them).
+        self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms, max_gap_ms + spec.grace_ms)
+        # What the calls since the caller last took them released (pane contributions: reports
+        # of accepted fixes, and vessel time), wrote (output name, JSON line: accepted fixes'
+        # positions and late records, bad fixes) and counted (positions kept, bad fixes,
+        # LATE_VESSEL_MS and the metrics above): the caller drains them.
         self.released: list[VesselPane] = []
+        self.records: list[tuple[str, str]] = []
         self.counts: dict[str, int] = {}
 
     @staticmethod
     def _hold_ms(spec: WindowSpec) -> int:
-        # The last position is held past the cap until every report within the cap of it would
-        # be late for both window kinds (never kept): a late next position still completes it.
+        # A track is held past the cap until every report within the cap of its last fix would be
+        # late for both window kinds (never kept): a late next position still completes it.
         return max(spec.window_ms, spec.slide_size_ms) + spec.lateness_ms
 
-    def new_track(self) -> Track:
-        return Track(self.max_gap_ms, self.spec.pane_ms, self._hold_ms(self.spec))
+    def new_track(self) -> VesselTracks:
+        return VesselTracks(self.max_gap_ms, self._hold_ms(self.spec), self.max_knots, self.noise_nm)
 
     def _count(self, name: str, n: int) -> None:
         self.counts[name] = self.counts.get(name, 0) + n
 
     def process(self, store: VesselStore, report: Report, watermark: int) -> tuple[Outcome, VesselPane | None]:
-        """Decide one report; returns its outcome and, for a kept position, its contribution to
-        the windows of its cell."""
+        """Decide one report; returns its outcome and, for a report that counts in the windows
+        at once, its contribution to the windows of its cell (a kept position is held: its
+        contribution comes with its judgement, in :attr:`released`)."""
         meta = store.meta()
         ts = report.ts
         if meta is None:
@@ -190,9 +216,9 @@ class VesselLogic:
         if meta.max_ts - meta.pruned_at >= self.dedup_ttl_ms:
             self._prune(store, meta.max_ts)
             meta.pruned_at = meta.max_ts
-        # The track first takes the timer steps the report's watermark has passed (the Flink
+        # The tracks first take the timer steps the report's watermark has passed (the Flink
         # operator's own watermark may lag behind it, at parallelism above 1), each as its timer
-        # would have: the positions it holds are judged as they would be without this report.
+        # would have: the fixes they hold are judged as they would be without this report.
         released_at = self.spec.timer_at_or_before(watermark)
         track = store.track()
         if track is not None:
@@ -209,70 +235,125 @@ class VesselLogic:
             category = static_category(outcome.row_static.fields) or category
         if category is not None:
             meta.category = category
-            if pane is not None:
-                pane.category = category  # an archive row's own ship type counts for its report too
-        if outcome.kind == KEPT_POSITION and outcome.position is not None:
+        if outcome.kind == KEPT_POSITION and outcome.position is not None and pane is not None:
             pos = outcome.position
             assert pos.lat is not None and pos.lon is not None
             meta.last_lat5, meta.last_lon5, meta.last_ts = round(pos.lat * 1e5), round(pos.lon * 1e5), ts
             if track is None:
                 track = self.new_track()
+            # An archive row's own ship type counts for its report and its time too.
+            fix = Fix(
+                ts, pos.lat, pos.lon, outcome.cell, meta.category, pane.sog_milli_sum, pane.sog_count,
+                pane.tumbling, pane.sliding, pane.sliding_from, self._held_lines(outcome),
+            )  # fmt: skip
+            outcome.held = True
             held = len(track.pending)
-            before = track.add(Fix(ts, outcome.cell, meta.category))
-            if before is None:
-                self._count(TRACK_BEHIND, 1)
-            elif before:
-                self._contribute(before, released_at, report.mmsi)
+            self._decided(track.add(fix), released_at, report.mmsi)
             due = track.next_timer()
-            if due is not None and due <= released_at:  # a position the watermark has passed already
+            if due is not None and due <= released_at:  # a fix the watermark has passed already
                 self._release(track, released_at, report.mmsi)
                 self._keep_track(store, track, meta, released_at)
             elif not held or track.pending[-1].ts != ts or meta.hours_at == TIME_UNKNOWN:
                 self._keep_track(store, track, meta, released_at)
-            # else: held behind others, the track's next step is the one already armed
+            # else: held behind others, the tracks' next step is the one already armed
+            pane = None
         store.set_meta(meta)
         return outcome, pane
 
-    def _step(self, store: VesselStore, track: Track, meta: VesselMeta, mmsi: int) -> None:
-        """The track's timer step (``meta.hours_at``), as its timer fires it."""
+    def _held_lines(self, outcome: Outcome) -> tuple[str, ...]:
+        """A kept position's output lines, written when it is accepted: its position record, then
+        a late record per window kind it missed."""
+        outputs = self._outputs
+        pos, cell, report = outcome.position, outcome.cell, outcome.report
+        assert pos is not None
+        lines = [outputs.position_json(pos, cell, outputs.report_id("positions", report))]
+        lines += [outputs.late_json(pos, cell, w, outputs.report_id("late", report, w)) for w in outcome.late_windows]
+        return tuple(lines)
+
+    def _step(self, store: VesselStore, track: VesselTracks, meta: VesselMeta, mmsi: int) -> None:
+        """The tracks' timer step (``meta.hours_at``), as its timer fires it."""
         at, meta.hours_at = meta.hours_at, TIME_UNKNOWN
         self._release(track, at, mmsi)
         self._keep_track(store, track, meta, at)
 
-    def _release(self, track: Track, watermark: int, mmsi: int) -> None:
-        """The segments the watermark completes, as pane contributions of time, each judged
-        against that watermark as a report would be."""
-        self._contribute(track.advance(watermark), watermark, mmsi)
+    def _release(self, track: VesselTracks, watermark: int, mmsi: int) -> None:
+        """What the watermark decides of the tracks: fixes accepted, bad fixes, segments."""
+        self._decided(track.advance(watermark), watermark, mmsi)
 
-    def _contribute(self, segments: list[Segment], watermark: int, mmsi: int) -> None:
+    def _decided(self, events: Events, watermark: int, mmsi: int) -> None:
+        """The records and pane contributions of what the tracks decided, each contribution
+        judged against ``watermark`` (the step that decided it) with the windows' grace."""
+        if not events:
+            return
+        for fix in events.accepted:
+            self._accept(fix, watermark, mmsi)
+        for fix, conflict in events.bad:
+            self.records.append((BAD_FIX, self._outputs.bad_fix_json(fix.lines[0], conflict)))
+            self._count(BAD_FIX, 1)
+        for a, b in events.segments:
+            self._segment(a, b, watermark, mmsi)
+        if events.behind:
+            self._count(TRACK_BEHIND, events.behind)
+
+    def _accept(self, fix: Fix, watermark: int, mmsi: int) -> None:
+        """An accepted fix: its position and late records, and its report's contribution, for the
+        window kinds it was in time for when it arrived and whose grace has not passed since."""
+        records = self.records
+        records.append(("positions", fix.lines[0]))
+        self._count(KEPT_POSITION, 1)
+        for line in fix.lines[1:]:
+            records.append(("late", line))
+            self._count(LATE_RECORDS + (TUMBLING if '"window":"tumbling"' in line else SLIDING), 1)
+        spec = self.spec
+        tumbling, sliding = fix.tumbling, fix.sliding
+        late_t, late_s = spec.late_kinds_held(fix.ts, watermark)
+        if (tumbling and late_t) or (sliding and late_s):
+            self._count(DELIVERED_LATE, 1)
+        tumbling, sliding = tumbling and not late_t, sliding and not late_s
+        if not (tumbling or sliding):
+            return
+        sliding_from = 0
+        if sliding:  # the first sliding window open both when it arrived and now (0: every one)
+            arrived, now = fix.sliding_from, spec.sliding_from(fix.ts, watermark, held=True)
+            sliding_from = max(arrived, now) if arrived and now else arrived or now
+        self.released.append(
+            VesselPane(
+                fix.cell, spec.pane_start(fix.ts), mmsi, 1, fix.sog_sum, fix.sog_n, tumbling, sliding, sliding_from,
+                0, fix.category,
+            )
+        )  # fmt: skip
+
+    def _segment(self, a: Fix, b: Fix, watermark: int, mmsi: int) -> None:
+        """A segment's time spread along its line over cells and panes, as pane contributions,
+        each judged against the watermark with the windows' grace."""
         spec = self.spec
         released = self.released
-        for seg in segments:
-            late_t, late_s = spec.late_kinds(seg.pane_start, watermark)
+        category = a.category
+        pieces = spread(a.ts, a.lat, a.lon, a.cell, b.ts, b.lat, b.lon, b.cell, spec.pane_ms)
+        for cell, pane_start, ms in pieces:
+            late_t, late_s = spec.late_kinds_held(pane_start, watermark)
             if late_t or late_s:
                 if late_t:
-                    self._count(LATE_VESSEL_MS, seg.ms)
+                    self._count(LATE_VESSEL_MS, ms)
                 if late_s:
-                    self._count(LATE_VESSEL_MS_SLIDING, seg.ms)
+                    self._count(LATE_VESSEL_MS_SLIDING, ms)
                 if late_t and late_s:
                     continue
-            sliding_from = 0 if late_s else spec.sliding_from(seg.pane_start, watermark)
+            sliding_from = 0 if late_s else spec.sliding_from(pane_start, watermark, held=True)
             released.append(
-                VesselPane(
-                    seg.cell, seg.pane_start, mmsi, 0, 0, 0, not late_t, not late_s, sliding_from, seg.ms, seg.category
-                )
+                VesselPane(cell, pane_start, mmsi, 0, 0, 0, not late_t, not late_s, sliding_from, ms, category)
             )
 
-    def _keep_track(self, store: VesselStore, track: Track, meta: VesselMeta, moved_to: int) -> None:
-        """Store the track (none once it is used up) and arm the timer its next step needs."""
+    def _keep_track(self, store: VesselStore, track: VesselTracks, meta: VesselMeta, moved_to: int) -> None:
+        """Store the tracks (none once they hold nothing) and arm the timer their next step needs."""
         nxt = track.next_timer()
         if nxt is None:
             store.set_track(None)
             meta.hours_at = TIME_UNKNOWN
             return
         store.set_track(track)
-        # After the step the track was moved to (a timer at or below the watermark would fire
-        # again at once): the track always moves on at its next step.
+        # After the step the tracks were moved to (a timer at or below the watermark would fire
+        # again at once): the tracks always move on at their next step.
         at = self.spec.timer_at_or_after(max(nxt, moved_to + 1))
         if at != meta.hours_at:
             meta.hours_at = at
@@ -356,6 +437,27 @@ class VesselLogic:
                 store.set_meta(meta)
 
 
+def window_spec(config: PipelineConfig) -> WindowSpec:
+    """The windows of a run's flags (the grace: see :attr:`PipelineConfig.grace_ms`)."""
+    return WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms, config.grace_ms)
+
+
+def vessel_logic(config: PipelineConfig) -> VesselLogic:
+    """The dedup and track rules of a run's flags, as the job and the plain loop run them."""
+    rules = config.track_rules
+    return VesselLogic(
+        window_spec(config),
+        config.dedup_ttl_ms,
+        config.near_window_ms,
+        config.static_ttl_ms,
+        config.out_of_orderness_ms,
+        config.geohash_precision,
+        rules.max_gap_ms,
+        rules.max_knots,
+        rules.noise_m,
+    )
+
+
 class DictVesselStore:
     """A :class:`VesselStore` in plain dicts, for tests and the plain implementation."""
 
@@ -363,7 +465,7 @@ class DictVesselStore:
         self._ids: dict[str, int] = {}
         self._meta: VesselMeta | None = None
         self._static: dict[str, tuple[str, int]] = {}
-        self._track: Track | None = None
+        self._track: VesselTracks | None = None
         self.timers: set[int] = set()
 
     def first_seen(self, identity: str) -> int | None:
@@ -390,10 +492,10 @@ class DictVesselStore:
     def set_static(self, kind: str, content: str, ts: int) -> None:
         self._static[kind] = (content, ts)
 
-    def track(self) -> Track | None:
+    def track(self) -> VesselTracks | None:
         return self._track
 
-    def set_track(self, track: Track | None) -> None:
+    def set_track(self, track: VesselTracks | None) -> None:
         self._track = track
 
     def clear(self) -> None:

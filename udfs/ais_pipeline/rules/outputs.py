@@ -14,15 +14,17 @@ from ais_pipeline.rules.decode import Position, Static
 from ais_pipeline.rules.dedup import KEPT_POSITION, KEPT_STATIC, Outcome
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import Report
+from ais_pipeline.rules.tracks import Conflict
 from ais_pipeline.rules.windows import Aggregate
 
-OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter")
+OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter", "bad_fixes")
 
 # Summary figures, in the order summary.json lists them. Each input line lands in exactly one of
 # the line buckets; see ``accounted_lines``.
 SUMMARY_COUNTS = (
     "lines",
     "positions_kept",
+    "bad_fixes",
     "duplicates_exact",
     "duplicates_near",
     "static_kept",
@@ -171,18 +173,39 @@ def dead_letter_json(dead: DeadLetter) -> str:
     return _dumps(obj)
 
 
+def bad_fix_json(position_line: str, conflict: Conflict) -> str:
+    """A bad fix's record: its position record's fields (its own ``id`` made from the position's),
+    then what it conflicted with: the other track's fix, how far apart they were, and the speed
+    going from one to the other would take (null for two fixes at the same time)."""
+    obj = json.loads(position_line)
+    obj["id"] = record_id("bad_fixes", obj["id"])
+    knots = conflict.knots
+    obj["implied_knots"] = None if knots is None else round(knots, 1)
+    obj["conflicts_with"] = {
+        "timestamp": iso_ms(conflict.ts),
+        "lat": conflict.lat,
+        "lon": conflict.lon,
+        "distance_nm": round(conflict.distance_nm, 3),
+        "seconds": conflict.seconds,
+    }
+    return _dumps(obj)
+
+
 def outcome_records(outcome: Outcome) -> list[tuple[str, str]]:
     """The output records (output name, JSON) of one dedup outcome, dead letters aside: a kept
-    position or static report, and one late record per window kind the report missed."""
+    static report, and one late record per window kind a report missed. A kept position is held
+    until it is judged: its records come then (:attr:`ais_pipeline.rules.dedup.VesselLogic.records`)."""
     records: list[tuple[str, str]] = []
     report = outcome.report
-    if outcome.kind == KEPT_POSITION and outcome.position is not None:
+    if outcome.held:
+        pass
+    elif outcome.kind == KEPT_POSITION and outcome.position is not None:
         records.append(("positions", position_json(outcome.position, outcome.cell, report_id("positions", report))))
     elif outcome.kind == KEPT_STATIC and outcome.static is not None:
         records.append(("static", static_json(outcome.static, report_id("static", report))))
     if outcome.row_static is not None:
         records.append(("static", static_json(outcome.row_static, report_id("static", report))))
-    if outcome.late_windows and outcome.position is not None:
+    if outcome.late_windows and outcome.position is not None and not outcome.held:
         pos, cell = outcome.position, outcome.cell
         records.extend(("late", late_json(pos, cell, w, report_id("late", report, w))) for w in outcome.late_windows)
     return records
@@ -274,6 +297,8 @@ def format_summary(summary: dict[str, object]) -> str:
     lines = [
         f"lines read          {summary['lines']}",
         f"positions kept      {summary['positions_kept']}",
+        *([f"bad fixes           {summary['bad_fixes']} (positions a vessel could not have reached)"]
+          if summary.get("bad_fixes") else []),
         f"static kept         {summary['static_kept']}",
         *([f"static from rows    {summary['static_from_rows']}"] if summary.get("static_from_rows") else []),
         f"exact duplicates    {summary['duplicates_exact']}",

@@ -18,12 +18,19 @@ from dataclasses import dataclass, field
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.dedup import LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, DictVesselStore, VesselLogic
+from ais_pipeline.rules.dedup import (
+    LATE,
+    LATE_VESSEL_MS,
+    STATIC_FROM_ROWS,
+    DictVesselStore,
+    vessel_logic,
+    window_spec,
+)
 from ais_pipeline.rules.lane import DictGroupStores, LaneParser
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import TIME_UNKNOWN, Report, VesselPane
 from ais_pipeline.rules.watermarks import ReceiverWatermarks
-from ais_pipeline.rules.windows import CellWindows, DictCellStore, WindowSpec
+from ais_pipeline.rules.windows import CellWindows, DictCellStore
 
 END_OF_INPUT = 2**63 - 1  # Flink's final watermark
 
@@ -35,6 +42,7 @@ class PlainResult:
     aggregates: list[str] = field(default_factory=list)
     late: list[str] = field(default_factory=list)
     dead_letter: list[str] = field(default_factory=list)
+    bad_fixes: list[str] = field(default_factory=list)
     tallies: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -50,7 +58,7 @@ class PlainPipeline:
     def __init__(self, config: PipelineConfig, now_ms: int | None = None) -> None:
         self.config = config
         self.now_ms = now_ms
-        spec = WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms)
+        spec = window_spec(config)
         self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
         self.clocks = ReceiverWatermarks(
             config.out_of_orderness_ms,
@@ -58,15 +66,7 @@ class PlainPipeline:
             config.max_clock_skew_ms,
             warm_up_lines=config.watermark_warm_up,
         )
-        self.vessel_logic = VesselLogic(
-            spec,
-            config.dedup_ttl_ms,
-            config.near_window_ms,
-            config.static_ttl_ms,
-            config.out_of_orderness_ms,
-            config.geohash_precision,
-            config.max_gap_ms,
-        )
+        self.vessel_logic = vessel_logic(config)
         self.windows = CellWindows(spec)
         # Keyed state: a store per key, made on first use, as Flink's keyed state is.
         self.groups = DictGroupStores()
@@ -114,8 +114,13 @@ class PlainPipeline:
         self._released()
 
     def _released(self) -> None:
-        """The vessel time the dedup rules released, to the cells; its late part to the tallies."""
+        """What the dedup rules released: accepted and bad fixes to their outputs, reports and
+        vessel time to the cells; the late part of the time to the tallies."""
         logic = self.vessel_logic
+        named = self.out.named()
+        for name, line in logic.records:
+            named[name].append(line)
+        logic.records.clear()
         for pane in logic.released:
             self._pane(pane)
         logic.released.clear()

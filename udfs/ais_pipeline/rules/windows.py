@@ -3,7 +3,8 @@
 Both window kinds are made of panes of ``gcd(tumbling size, slide)``: a report updates one pane
 instead of the 15 windows a 900 s / 60 s sliding window would put it in. A window fires when the
 watermark passes its end; a contribution that arrives within the allowed lateness fires it again
-with the next ``revision``; once the watermark passes ``end + lateness`` the window is closed.
+with the next ``revision``; once the watermark passes ``end + lateness + grace`` the window is
+closed (the grace: contributions decided in time but delivered later, see :class:`WindowSpec`).
 
 ``WindowSpec`` holds the arithmetic (shared with the dedup rules, which decide lateness);
 ``CellWindows`` is the per-cell logic, over a small store interface that the plain loop and the
@@ -27,19 +28,26 @@ SLIDING = "sliding"
 
 @dataclass(frozen=True)
 class WindowSpec:
+    """The window arithmetic. ``lateness_ms`` is the allowed lateness a report is judged by when it
+    arrives; ``grace_ms`` is how much longer a window takes contributions that were decided in
+    time but delivered later: vessel time, known only once a segment's second position is, and a
+    position held until it is judged (the gap cap by default). A window is closed, and its state
+    dropped, once the watermark passes its end plus both."""
+
     window_ms: int
     slide_size_ms: int
     slide_ms: int
     lateness_ms: int
+    grace_ms: int = 0
     pane_ms: int = field(init=False)
     # The step the job's Flink watermark moves in (``ais.flink.ReceiverWatermarks``): every
-    # window end, pane end and allowed lateness is a multiple of it, so every event-time timer
-    # can fall on ``k * step - 1`` and fire after the same record as with an exact watermark.
+    # window end, pane end, allowed lateness and grace is a multiple of it, so every event-time
+    # timer can fall on ``k * step - 1`` and fire after the same record as with an exact watermark.
     watermark_step_ms: int = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pane_ms", gcd(self.window_ms, self.slide_ms))
-        object.__setattr__(self, "watermark_step_ms", gcd(self.pane_ms, self.lateness_ms))
+        object.__setattr__(self, "watermark_step_ms", gcd(gcd(self.pane_ms, self.lateness_ms), self.grace_ms))
 
     def timer_at_or_after(self, ts: int) -> int:
         """The first ``k * watermark_step_ms - 1`` at or after ``ts``: a timer time that a stepped
@@ -68,18 +76,20 @@ class WindowSpec:
         first = ts - ts % self.slide_ms + self.slide_ms
         return range(first, self.last_sliding_end(ts) + 1, self.slide_ms)
 
-    def sliding_from(self, ts: int, watermark: int) -> int:
+    def sliding_from(self, ts: int, watermark: int, held: bool = False) -> int:
         """The first end of a sliding window containing ``ts`` that is still open at
-        ``watermark``; 0 when all of them are (the caller knows the last one is open)."""
+        ``watermark`` (for a report; ``held``: for a contribution delivered late, with the
+        grace); 0 when all of them are (the caller knows the last one is open)."""
         first = ts - ts % self.slide_ms + self.slide_ms
-        limit = watermark + 1 - self.lateness_ms  # closed: end <= limit
+        limit = watermark + 1 - self.lateness_ms - (self.grace_ms if held else 0)  # closed: end <= limit
         if first > limit:
             return 0
         return first + ((limit - first) // self.slide_ms + 1) * self.slide_ms
 
     def closed(self, window_end: int, watermark: int) -> bool:
-        """Flink's rule: a window is late once ``max timestamp + allowed lateness <= watermark``."""
-        return window_end - 1 + self.lateness_ms <= watermark
+        """Flink's rule, with the grace: a window takes nothing more once ``max timestamp +
+        allowed lateness + grace <= watermark``."""
+        return window_end - 1 + self.lateness_ms + self.grace_ms <= watermark
 
     def late_kinds(self, ts: int, watermark: int) -> tuple[bool, bool]:
         """(too late for every tumbling window, too late for every sliding window) of ``ts``:
@@ -90,9 +100,19 @@ class WindowSpec:
             ts - ts % self.slide_ms + self.slide_size_ms <= limit,
         )
 
+    def late_kinds_held(self, ts: int, watermark: int) -> tuple[bool, bool]:
+        """:meth:`late_kinds` for a contribution delivered after its report or segment was
+        decided (vessel time, a judged position): with the grace."""
+        limit = watermark + 1 - self.lateness_ms - self.grace_ms
+        return (
+            ts - ts % self.window_ms + self.window_ms <= limit,
+            ts - ts % self.slide_ms + self.slide_size_ms <= limit,
+        )
+
     def pane_retired_at(self, pane_start: int) -> int:
         """Watermark from which no window containing the pane can fire any more."""
-        return max(self.tumbling_end(pane_start), self.last_sliding_end(pane_start)) - 1 + self.lateness_ms
+        last_end = max(self.tumbling_end(pane_start), self.last_sliding_end(pane_start))
+        return last_end - 1 + self.lateness_ms + self.grace_ms
 
 
 @dataclass

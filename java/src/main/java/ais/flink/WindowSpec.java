@@ -6,25 +6,33 @@ import java.io.Serializable;
  * The window arithmetic of the job, as {@code ais_pipeline.rules.windows.WindowSpec} defines it
  * (the Python class is the reference; the golden cases in {@code tests/golden/windows.json} run
  * against both). Both window kinds are made of panes of {@code gcd(tumbling size, slide)}; a
- * window is closed once {@code end - 1 + lateness <= watermark} (Flink's rule).
+ * window takes contributions until {@code end - 1 + lateness + grace <= watermark} (Flink's rule,
+ * with the grace: contributions decided in time but delivered later, such as vessel time).
  */
 public final class WindowSpec implements Serializable {
-    private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 2L;
 
     public final long windowMs;
     public final long slideSizeMs;
     public final long slideMs;
     public final long latenessMs;
+    public final long graceMs;
     public final long paneMs;
 
     public WindowSpec(long windowMs, long slideSizeMs, long slideMs, long latenessMs) {
-        if (windowMs <= 0 || slideMs <= 0 || slideSizeMs <= 0 || slideSizeMs % slideMs != 0 || latenessMs < 0) {
+        this(windowMs, slideSizeMs, slideMs, latenessMs, 0);
+    }
+
+    public WindowSpec(long windowMs, long slideSizeMs, long slideMs, long latenessMs, long graceMs) {
+        if (windowMs <= 0 || slideMs <= 0 || slideSizeMs <= 0 || slideSizeMs % slideMs != 0 || latenessMs < 0
+                || graceMs < 0) {
             throw new IllegalArgumentException("bad window spec");
         }
         this.windowMs = windowMs;
         this.slideSizeMs = slideSizeMs;
         this.slideMs = slideMs;
         this.latenessMs = latenessMs;
+        this.graceMs = graceMs;
         this.paneMs = gcd(windowMs, slideMs);
     }
 
@@ -39,7 +47,8 @@ public final class WindowSpec implements Serializable {
 
     /** The step the job's watermark moves in: every window end and the lateness are multiples of it. */
     public long watermarkStepMs() {
-        return latenessMs == 0 ? paneMs : gcd(paneMs, latenessMs);
+        long step = latenessMs == 0 ? paneMs : gcd(paneMs, latenessMs);
+        return graceMs == 0 ? step : gcd(step, graceMs);
     }
 
     public long paneStart(long ts) {
@@ -61,12 +70,12 @@ public final class WindowSpec implements Serializable {
     }
 
     public boolean closed(long windowEnd, long watermark) {
-        return windowEnd - 1 + latenessMs <= watermark;
+        return windowEnd - 1 + latenessMs + graceMs <= watermark;
     }
 
     /** Watermark from which no window containing the pane can fire any more. */
     public long paneRetiredAt(long paneStart) {
-        return Math.max(tumblingEnd(paneStart), lastSlidingEnd(paneStart)) - 1 + latenessMs;
+        return Math.max(tumblingEnd(paneStart), lastSlidingEnd(paneStart)) - 1 + latenessMs + graceMs;
     }
 
     /** The last window end (of either kind) that contains the pane. */

@@ -1,0 +1,366 @@
+"""One vessel's tracks (plain Python): which of its kept positions are plausible, and the segments
+of time between them. In the spirit of Global Fishing Watch's segmenter (gpsdio-segment), kept
+small: several tracks per MMSI, a fix joins the track it fits, and a fix that fits none starts
+its own.
+
+Each rule is a small function or method, named as docs/rules.md names it:
+
+- **Fits** (:func:`fits`): a fix fits a track when the vessel could have gone from the track's
+  last fix to it: ``distance <= max_knots * hours + noise`` (50 kn and 500 m by default; AISdb
+  splits tracks at 50 kn, gpsdio-segment's noise distance is 500 m). ``max_knots`` 0 turns the
+  rule off: every fix fits.
+- **Placed in time order** (:meth:`VesselTracks.advance`): fixes are held until the watermark
+  passes them, then placed oldest first. A track is *open* while its last fix is at most the gap
+  cap (``max_gap_ms``) before the fix; the fix joins the open track it fits whose last fix is
+  newest (then the confirmed one, then the longest). A fix that fits no open track starts one;
+  one that fits none while others are open *conflicts* with them.
+- **Confirmed** (:meth:`VesselTracks._join`): a track with two fixes is real. Its fixes are
+  accepted, and every open single-fix track it conflicted with is *beaten*.
+- **Judged** (:meth:`VesselTracks._judge`): a track still of one fix when the watermark passes
+  its fix plus the cap is judged: beaten, its fix is a bad fix (it conflicted with a real track);
+  else it is accepted (a vessel seen once, or next to other single fixes: no judgement).
+- **Segments**: between consecutive fixes of a track; a track never spans a gap over the cap, so
+  a vessel that reappears after a longer silence starts a new track, wherever it is, and two
+  vessels sending one MMSI far apart keep a track each with no segment between them.
+- **Late fixes** (:meth:`VesselTracks.add`, a fix the watermark has passed already): joins the
+  track it fits nearest in time (before its first fix, within the cap: the segment to it; after
+  its last: the segment from it; inside: no time, its interval is counted already); fits none
+  while a track is within the cap of it: a bad fix at once; else accepted alone, without time.
+- A track is forgotten once the watermark is ``hold_ms`` past its last fix plus the cap (a late
+  next fix, kept within the allowed lateness, still completes its segment until then).
+
+What comes of a step is an :class:`Events`: fixes accepted (for the positions output and the
+aggregates), bad fixes with what they conflicted with, and segments.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ais_pipeline.rules.records import TIME_UNKNOWN
+
+EARTH_RADIUS_NM = 6371.0088 / 1.852  # mean Earth radius (IUGG), in nautical miles
+MAX_KNOTS = 50.0
+NOISE_M = 500.0
+
+
+@dataclass(slots=True)
+class Fix:
+    """A kept position, held until it is judged: its time, place and ship type category, its
+    report's contribution to the windows (speed, and which window kinds it is not late for, as
+    judged when it arrived), and its output lines once accepted (the position record, then its
+    late records)."""
+
+    ts: int
+    lat: float
+    lon: float
+    cell: str
+    category: str
+    sog_sum: int = 0
+    sog_n: int = 0
+    tumbling: bool = True
+    sliding: bool = True
+    sliding_from: int = 0
+    lines: tuple[str, ...] = ()
+
+    def to_list(self) -> list[object]:
+        return [
+            self.ts, self.lat, self.lon, self.cell, self.category, self.sog_sum, self.sog_n,
+            self.tumbling, self.sliding, self.sliding_from, list(self.lines),
+        ]  # fmt: skip
+
+    @classmethod
+    def from_list(cls, v: list[Any]) -> Fix:
+        ts, lat, lon, cell, category, sog_sum, sog_n, tumbling, sliding, sliding_from, lines = v
+        return cls(ts, lat, lon, cell, category, sog_sum, sog_n, tumbling, sliding, sliding_from, tuple(lines))
+
+
+def _ts(fix: Fix) -> int:
+    return fix.ts
+
+
+def distance_nm(a: Fix, b: Fix) -> float:
+    """Great-circle distance (haversine, mean Earth radius)."""
+    lat1, lat2 = math.radians(a.lat), math.radians(b.lat)
+    dlat = lat2 - lat1
+    dlon = math.radians(b.lon - a.lon)
+    h = math.sin(dlat / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin(dlon / 2) ** 2
+    return 2 * EARTH_RADIUS_NM * math.asin(min(1.0, math.sqrt(h)))
+
+
+def fits(a: Fix, b: Fix, max_knots: float, noise_nm: float) -> bool:
+    """Whether a vessel could have gone from one fix to the other in the time between them."""
+    if max_knots <= 0:
+        return True
+    return distance_nm(a, b) <= max_knots * abs(b.ts - a.ts) / 3_600_000 + noise_nm
+
+
+@dataclass(slots=True)
+class Conflict:
+    """What a bad fix conflicted with: the other track's fix, and how far apart they were."""
+
+    ts: int
+    lat: float
+    lon: float
+    distance_nm: float
+    seconds: float
+
+    @property
+    def knots(self) -> float | None:
+        """The speed going from one to the other would take; None for fixes at the same time."""
+        return self.distance_nm / (self.seconds / 3600) if self.seconds else None
+
+    @classmethod
+    def between(cls, fix: Fix, other: Fix) -> Conflict:
+        return cls(other.ts, other.lat, other.lon, distance_nm(fix, other), abs(fix.ts - other.ts) / 1000)
+
+
+@dataclass(slots=True)
+class Track:
+    """One track of a vessel: its first and last fixes, how many it has, whether they were
+    accepted (``emitted``), whether it is real (two fixes or more), and, while it has one fix,
+    the tracks it conflicted with and whether a real one beat it."""
+
+    id: int
+    first: Fix
+    last: Fix
+    count: int = 1
+    emitted: bool = False
+    confirmed: bool = False
+    rivals: list[int] = field(default_factory=list)
+    beaten: Conflict | None = None
+
+    def to_list(self) -> list[object]:
+        beaten = None
+        if self.beaten is not None:
+            b = self.beaten
+            beaten = [b.ts, b.lat, b.lon, b.distance_nm, b.seconds]
+        return [
+            self.id, self.first.to_list(), self.last.to_list(), self.count, self.emitted, self.confirmed,
+            self.rivals, beaten,
+        ]  # fmt: skip
+
+    @classmethod
+    def from_list(cls, v: list[Any]) -> Track:
+        beaten = None if v[7] is None else Conflict(*v[7])
+        return cls(v[0], Fix.from_list(v[1]), Fix.from_list(v[2]), v[3], v[4], v[5], list(v[6]), beaten)
+
+
+@dataclass
+class Events:
+    """What one step of a vessel's tracks decided: fixes accepted, bad fixes (and what each
+    conflicted with), segments (two fixes of a track, in time order), and late fixes that gave
+    no time (``behind``)."""
+
+    accepted: list[Fix] = field(default_factory=list)
+    bad: list[tuple[Fix, Conflict]] = field(default_factory=list)
+    segments: list[tuple[Fix, Fix]] = field(default_factory=list)
+    behind: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.accepted or self.bad or self.segments or self.behind)
+
+
+@dataclass
+class VesselTracks:
+    """One vessel's fixes held until the watermark passes them (``pending``, in time order) and
+    its tracks (see the module docstring). :meth:`add` takes a kept fix, :meth:`advance` moves
+    to a watermark; both return the :class:`Events` they decided."""
+
+    max_gap_ms: int
+    hold_ms: int = 0
+    max_knots: float = MAX_KNOTS
+    noise_nm: float = NOISE_M / 1852
+    pending: list[Fix] = field(default_factory=list)
+    tracks: list[Track] = field(default_factory=list)
+    released_to: int = TIME_UNKNOWN
+    next_id: int = 0
+
+    # -- state -------------------------------------------------------------------------------
+    def to_list(self) -> list[object]:
+        return [[f.to_list() for f in self.pending], [t.to_list() for t in self.tracks], self.released_to, self.next_id]
+
+    def restore(self, v: list[Any]) -> VesselTracks:
+        pending, tracks, self.released_to, self.next_id = v
+        self.pending = [Fix.from_list(f) for f in pending]
+        self.tracks = [Track.from_list(t) for t in tracks]
+        return self
+
+    @property
+    def empty(self) -> bool:
+        return not self.pending and not self.tracks
+
+    # -- input -------------------------------------------------------------------------------
+    def add(self, fix: Fix) -> Events:
+        """Hold a fix until the watermark passes it; one the watermark has passed already is
+        placed at once (a late fix)."""
+        if fix.ts > self.released_to:
+            pending = self.pending
+            if not pending or fix.ts >= pending[-1].ts:  # in order: the common case
+                pending.append(fix)
+            else:
+                bisect.insort(pending, fix, key=_ts)
+            return Events()
+        events = Events()
+        self._late(fix, events)
+        return events
+
+    def advance(self, watermark: int) -> Events:
+        """Place the held fixes the watermark has passed and judge the single-fix tracks whose cap
+        it has passed, in time order (a fix at a track's last plus the cap still joins it); forget
+        the tracks it is past holding."""
+        events = Events()
+        pending, cap = self.pending, self.max_gap_ms
+        while True:
+            fix_at = pending[0].ts if pending and pending[0].ts <= watermark else None
+            judge = None
+            for track in self.tracks:
+                if not track.emitted:
+                    at = track.last.ts + cap
+                    if at <= watermark and (judge is None or at < judge.last.ts + cap):
+                        judge = track
+            if fix_at is not None and (judge is None or fix_at <= judge.last.ts + cap):
+                self._place(pending.pop(0), events)
+            elif judge is not None:
+                self._judge(judge, events)
+            else:
+                break
+        self.tracks = [t for t in self.tracks if t.last.ts + cap + self.hold_ms > watermark]
+        if watermark > self.released_to:
+            self.released_to = watermark
+        return events
+
+    def next_timer(self) -> int | None:
+        """The event time at which :meth:`advance` has something to do."""
+        times = [self.pending[0].ts] if self.pending else []
+        cap = self.max_gap_ms
+        for track in self.tracks:
+            times.append(track.last.ts + cap + (self.hold_ms if track.emitted else 0))
+        return min(times) if times else None
+
+    # -- the rules ---------------------------------------------------------------------------
+    def _fits(self, a: Fix, b: Fix) -> bool:
+        return fits(a, b, self.max_knots, self.noise_nm)
+
+    def _place(self, fix: Fix, events: Events) -> None:
+        """A fix the watermark has passed, in time order: it joins the open track it fits, or
+        starts one (conflicting with the open tracks it does not fit)."""
+        cap = self.max_gap_ms
+        open_tracks = [t for t in self.tracks if fix.ts - t.last.ts <= cap]
+        best: Track | None = None
+        for track in open_tracks:
+            if self._fits(track.last, fix) and (
+                best is None
+                or (track.last.ts, track.confirmed, track.count, -track.id)
+                > (best.last.ts, best.confirmed, best.count, -best.id)
+            ):
+                best = track
+        if best is not None:
+            self._join(best, fix, events, after=True)
+            return
+        track = self._new_track(fix)
+        for other in open_tracks:
+            self._conflict(track, other)
+
+    def _new_track(self, fix: Fix, emitted: bool = False) -> Track:
+        track = Track(self.next_id, fix, fix, emitted=emitted)
+        self.next_id += 1
+        self.tracks.append(track)
+        return track
+
+    def _conflict(self, new: Track, other: Track) -> None:
+        """A new single-fix track that fits no open track: beaten at once by a real one; rivals
+        with a single-fix one (whichever becomes real beats the other)."""
+        if other.confirmed:
+            if new.beaten is None:
+                new.beaten = Conflict.between(new.first, other.last)
+        else:
+            new.rivals.append(other.id)
+            other.rivals.append(new.id)
+
+    def _join(self, track: Track, fix: Fix, events: Events, after: bool) -> None:
+        """A fix joins a track: after its last fix (the segment from it) or before its first (the
+        segment to it). A track of two fixes is real: its fixes are accepted, its rivals
+        beaten."""
+        if after:
+            if fix.ts > track.last.ts:
+                events.segments.append((track.last, fix))
+            track.last = fix
+        else:
+            if track.first.ts > fix.ts:
+                events.segments.append((fix, track.first))
+            track.first = fix
+        track.count += 1
+        if not track.emitted:
+            events.accepted.append(track.first if after else track.last)
+            track.emitted = True
+        events.accepted.append(fix)
+        if not track.confirmed:
+            track.confirmed = True
+            self._beat_rivals(track, fix)
+
+    def _beat_rivals(self, track: Track, fix: Fix) -> None:
+        for rival in self.tracks:
+            if rival.id in track.rivals and not rival.emitted and rival.beaten is None:
+                near = min((track.first, fix), key=lambda f: abs(f.ts - rival.first.ts))
+                rival.beaten = Conflict.between(rival.first, near)
+        track.rivals.clear()
+
+    def _judge(self, track: Track, events: Events) -> None:
+        """A track still of one fix once the cap has passed: a bad fix if a real track beat it,
+        else accepted."""
+        if track.beaten is not None:
+            events.bad.append((track.first, track.beaten))
+            self.tracks.remove(track)
+        else:
+            events.accepted.append(track.first)
+            track.emitted = True
+            track.rivals.clear()
+
+    def _late(self, fix: Fix, events: Events) -> None:
+        """A fix older than what the watermark has released: it joins the track it fits nearest
+        in time, is a bad fix when it fits none while one is within the cap of it, else stands
+        alone."""
+        cap = self.max_gap_ms
+        best: tuple[int, Track] | None = None
+        nearest: tuple[int, Fix] | None = None
+        for track in self.tracks:
+            if fix.ts < track.first.ts:
+                ref, gap = track.first, track.first.ts - fix.ts
+            elif fix.ts >= track.last.ts:
+                ref, gap = track.last, fix.ts - track.last.ts
+            else:
+                ref = min((track.first, track.last), key=lambda f: abs(f.ts - fix.ts))
+                gap = 0
+            if gap > cap:
+                continue
+            if nearest is None or abs(ref.ts - fix.ts) < nearest[0]:
+                nearest = (abs(ref.ts - fix.ts), ref)
+            if self._fits(ref, fix) and (best is None or gap < best[0]):
+                best = (gap, track)
+        if best is not None:
+            track = best[1]
+            if fix.ts < track.first.ts:
+                self._join(track, fix, events, after=False)
+            elif fix.ts >= track.last.ts:
+                self._join(track, fix, events, after=True)
+            else:  # inside the track: its interval is counted already
+                track.count += 1
+                if not track.emitted:
+                    events.accepted.append(track.first)
+                    track.emitted = True
+                events.accepted.append(fix)
+                events.behind += 1
+                if not track.confirmed:
+                    track.confirmed = True
+                    self._beat_rivals(track, fix)
+            return
+        if nearest is not None:
+            events.bad.append((fix, Conflict.between(fix, nearest[1])))
+            return
+        events.accepted.append(fix)
+        events.behind += 1
+        self._new_track(fix, emitted=True)

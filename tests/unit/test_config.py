@@ -117,6 +117,7 @@ def test_kafka_flags_and_environment():
         "aggregates": "ais.aggregates",
         "late": "ais.late",
         "dead_letter": "ais.dead_letter",
+        "bad_fixes": "ais.bad_fixes",
     }
 
 

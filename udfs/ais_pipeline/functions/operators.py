@@ -259,7 +259,7 @@ class DedupVessel(KeyedProcessFunction):
             # The watermark the report was parsed under is never behind this operator's own
             # (the minimum over all the channels the report's one is among), and reproducible.
             outcome, pane = logic.process(store.vessel(report.mmsi), report, report.watermark)
-            for name, text in outputs.outcome_records(outcome):
+            for name, text in outcome.records():
                 out.add(_OUTCOME_TAGS[name], text)
             if outcome.row_static is not None:
                 out.count(STATIC_FROM_ROWS)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Protocol
 import pygeohash
 
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
+from ais_pipeline.rules.outputs import bad_fix_json, late_json, position_json, report_id, static_json
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
 from ais_pipeline.rules.spread import spread
@@ -103,6 +104,25 @@ class Outcome:
             return None
         return DeadLetter(self.report.raw, "decode", self.report.receiver, self.detail)
 
+    def records(self) -> list[tuple[str, str]]:
+        """The output records (output name, JSON) of this outcome, dead letters aside: a kept
+        static report, and one late record per window kind a report missed. A kept position is
+        held until it is judged: its records come then (:attr:`VesselLogic.records`)."""
+        records: list[tuple[str, str]] = []
+        report = self.report
+        if self.held:
+            pass
+        elif self.kind == KEPT_POSITION and self.position is not None:
+            records.append(("positions", position_json(self.position, self.cell, report_id("positions", report))))
+        elif self.kind == KEPT_STATIC and self.static is not None:
+            records.append(("static", static_json(self.static, report_id("static", report))))
+        if self.row_static is not None:
+            records.append(("static", static_json(self.row_static, report_id("static", report))))
+        if self.late_windows and self.position is not None and not self.held:
+            pos, cell = self.position, self.cell
+            records.extend(("late", late_json(pos, cell, w, report_id("late", report, w))) for w in self.late_windows)
+        return records
+
 
 @dataclass(slots=True)
 class VesselMeta:
@@ -164,9 +184,6 @@ class VesselLogic:
         max_knots: float = MAX_KNOTS,
         noise_m: float = NOISE_M,
     ) -> None:
-        from ais_pipeline.rules import outputs  # the records' JSON (which imports this module)
-
-        self._outputs = outputs
         self.spec = spec
         self.max_gap_ms = max_gap_ms
         self.max_knots = max_knots
@@ -260,14 +277,14 @@ class VesselLogic:
         store.set_meta(meta)
         return outcome, pane
 
-    def _held_lines(self, outcome: Outcome) -> tuple[str, ...]:
+    @staticmethod
+    def _held_lines(outcome: Outcome) -> tuple[str, ...]:
         """A kept position's output lines, written when it is accepted: its position record, then
         a late record per window kind it missed."""
-        outputs = self._outputs
         pos, cell, report = outcome.position, outcome.cell, outcome.report
         assert pos is not None
-        lines = [outputs.position_json(pos, cell, outputs.report_id("positions", report))]
-        lines += [outputs.late_json(pos, cell, w, outputs.report_id("late", report, w)) for w in outcome.late_windows]
+        lines = [position_json(pos, cell, report_id("positions", report))]
+        lines += [late_json(pos, cell, w, report_id("late", report, w)) for w in outcome.late_windows]
         return tuple(lines)
 
     def _step(self, store: VesselStore, track: VesselTracks, meta: VesselMeta, mmsi: int) -> None:
@@ -288,7 +305,7 @@ class VesselLogic:
         for fix in events.accepted:
             self._accept(fix, watermark, mmsi)
         for fix, conflict in events.bad:
-            self.records.append((BAD_FIX, self._outputs.bad_fix_json(fix.lines[0], conflict)))
+            self.records.append((BAD_FIX, bad_fix_json(fix.lines[0], conflict)))
             self._count(BAD_FIX, 1)
         for a, b in events.segments:
             self._segment(a, b, watermark, mmsi)

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from functools import lru_cache
 
 from ais_pipeline.rules.decode import Position, Static
-from ais_pipeline.rules.dedup import KEPT_POSITION, KEPT_STATIC, Outcome
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import Report
 from ais_pipeline.rules.tracks import Conflict
@@ -189,26 +188,6 @@ def bad_fix_json(position_line: str, conflict: Conflict) -> str:
         "seconds": conflict.seconds,
     }
     return _dumps(obj)
-
-
-def outcome_records(outcome: Outcome) -> list[tuple[str, str]]:
-    """The output records (output name, JSON) of one dedup outcome, dead letters aside: a kept
-    static report, and one late record per window kind a report missed. A kept position is held
-    until it is judged: its records come then (:attr:`ais_pipeline.rules.dedup.VesselLogic.records`)."""
-    records: list[tuple[str, str]] = []
-    report = outcome.report
-    if outcome.held:
-        pass
-    elif outcome.kind == KEPT_POSITION and outcome.position is not None:
-        records.append(("positions", position_json(outcome.position, outcome.cell, report_id("positions", report))))
-    elif outcome.kind == KEPT_STATIC and outcome.static is not None:
-        records.append(("static", static_json(outcome.static, report_id("static", report))))
-    if outcome.row_static is not None:
-        records.append(("static", static_json(outcome.row_static, report_id("static", report))))
-    if outcome.late_windows and outcome.position is not None and not outcome.held:
-        pos, cell = outcome.position, outcome.cell
-        records.extend(("late", late_json(pos, cell, w, report_id("late", report, w))) for w in outcome.late_windows)
-    return records
 
 
 def final_aggregates(aggregates: Iterable[dict[str, object]]) -> dict[tuple[str, str, str], dict[str, object]]:

@@ -98,7 +98,7 @@ class PlainPipeline:
         outcome, pane = self.vessel_logic.process(store, report, self.watermark)
         self._collect_timers("vessels", report.mmsi, store)
         named = self.out.named()
-        for name, text in outputs.outcome_records(outcome):
+        for name, text in outcome.records():
             named[name].append(text)
         if outcome.row_static is not None:
             self.out.tallies[STATIC_FROM_ROWS] += 1

@@ -16,9 +16,15 @@ Each rule is a small function or method, named as docs/rules.md names it:
   one that fits none while others are open *conflicts* with them.
 - **Confirmed** (:meth:`VesselTracks._join`): a track with two fixes is real. Its fixes are
   accepted, and every open single-fix track it conflicted with is *beaten*.
+- **Supported** (:meth:`VesselTracks._supported`): a fix that starts a track is supported when it
+  fits the vessel's last accepted fix before it (of a track that has ended, within
+  :data:`HISTORY_MS`), or when there is none. Of two single-fix tracks in conflict, one that is
+  not supported is beaten by one that is: on a sparse track, the fix that agrees with where the
+  vessel was wins.
 - **Judged** (:meth:`VesselTracks._judge`): a track still of one fix when the watermark passes
-  its fix plus the cap is judged: beaten, its fix is a bad fix (it conflicted with a real track);
-  else it is accepted (a vessel seen once, or next to other single fixes: no judgement).
+  its fix plus the cap is judged: beaten, its fix is a bad fix (it conflicted with a real track,
+  or with a supported fix); else it is accepted (a vessel seen once, or a fix next to others of
+  one fix each where nothing tells which is right: no judgement).
 - **Segments**: between consecutive fixes of a track; a track never spans a gap over the cap, so
   a vessel that reappears after a longer silence starts a new track, wherever it is, and two
   vessels sending one MMSI far apart keep a track each with no segment between them.
@@ -45,6 +51,7 @@ from ais_pipeline.rules.records import TIME_UNKNOWN
 EARTH_RADIUS_NM = 6371.0088 / 1.852  # mean Earth radius (IUGG), in nautical miles
 MAX_KNOTS = 50.0
 NOISE_M = 500.0
+HISTORY_MS = 24 * 3_600_000  # how far back a fix is looked at for support (gpsdio-segment's max_hours)
 
 
 @dataclass(slots=True)
@@ -132,6 +139,7 @@ class Track:
     confirmed: bool = False
     rivals: list[int] = field(default_factory=list)
     beaten: Conflict | None = None
+    supported: bool = True
 
     def to_list(self) -> list[object]:
         beaten = None
@@ -140,13 +148,14 @@ class Track:
             beaten = [b.ts, b.lat, b.lon, b.distance_nm, b.seconds]
         return [
             self.id, self.first.to_list(), self.last.to_list(), self.count, self.emitted, self.confirmed,
-            self.rivals, beaten,
+            self.rivals, beaten, self.supported,
         ]  # fmt: skip
 
     @classmethod
     def from_list(cls, v: list[Any]) -> Track:
         beaten = None if v[7] is None else Conflict(*v[7])
-        return cls(v[0], Fix.from_list(v[1]), Fix.from_list(v[2]), v[3], v[4], v[5], list(v[6]), beaten)
+        first, last = Fix.from_list(v[1]), Fix.from_list(v[2])
+        return cls(v[0], first, last, v[3], v[4], v[5], list(v[6]), beaten, v[8])
 
 
 @dataclass
@@ -178,19 +187,25 @@ class VesselTracks:
     tracks: list[Track] = field(default_factory=list)
     released_to: int = TIME_UNKNOWN
     next_id: int = 0
+    # The last fix of the newest accepted track that is forgotten: the support of a later fix.
+    history: Fix | None = None
 
     # -- state -------------------------------------------------------------------------------
     def to_list(self) -> list[object]:
-        return [[f.to_list() for f in self.pending], [t.to_list() for t in self.tracks], self.released_to, self.next_id]
+        history = None if self.history is None else self.history.to_list()
+        pending = [f.to_list() for f in self.pending]
+        return [pending, [t.to_list() for t in self.tracks], self.released_to, self.next_id, history]
 
     def restore(self, v: list[Any]) -> VesselTracks:
-        pending, tracks, self.released_to, self.next_id = v
+        pending, tracks, self.released_to, self.next_id, history = v
         self.pending = [Fix.from_list(f) for f in pending]
         self.tracks = [Track.from_list(t) for t in tracks]
+        self.history = None if history is None else Fix.from_list(history)
         return self
 
     @property
     def empty(self) -> bool:
+        """Nothing held but, perhaps, the history: the caller may drop it all."""
         return not self.pending and not self.tracks
 
     # -- input -------------------------------------------------------------------------------
@@ -228,7 +243,13 @@ class VesselTracks:
                 self._judge(judge, events)
             else:
                 break
-        self.tracks = [t for t in self.tracks if t.last.ts + cap + self.hold_ms > watermark]
+        kept = []
+        for track in self.tracks:
+            if track.last.ts + cap + self.hold_ms > watermark:
+                kept.append(track)
+            elif track.emitted and (self.history is None or track.last.ts > self.history.ts):
+                self.history = track.last
+        self.tracks = kept
         if watermark > self.released_to:
             self.released_to = watermark
         return events
@@ -262,6 +283,7 @@ class VesselTracks:
             self._join(best, fix, events, after=True)
             return
         track = self._new_track(fix)
+        track.supported = self._supported(fix)
         for other in open_tracks:
             self._conflict(track, other)
 
@@ -271,15 +293,32 @@ class VesselTracks:
         self.tracks.append(track)
         return track
 
+    def _supported(self, fix: Fix) -> bool:
+        """Whether a fix that starts a track fits the vessel's last accepted fix before it (of a
+        track that is no longer open, within the history); True when there is none."""
+        previous = self.history
+        for track in self.tracks:
+            if track.emitted and fix.ts - track.last.ts > self.max_gap_ms:
+                if previous is None or track.last.ts > previous.ts:
+                    previous = track.last
+        if previous is None or not 0 <= fix.ts - previous.ts <= HISTORY_MS:
+            return True
+        return self._fits(previous, fix)
+
     def _conflict(self, new: Track, other: Track) -> None:
         """A new single-fix track that fits no open track: beaten at once by a real one; rivals
-        with a single-fix one (whichever becomes real beats the other)."""
+        with a single-fix one (whichever becomes real beats the other), and beaten by it, or
+        beating it, when only one of them is supported."""
         if other.confirmed:
             if new.beaten is None:
                 new.beaten = Conflict.between(new.first, other.last)
-        else:
-            new.rivals.append(other.id)
-            other.rivals.append(new.id)
+            return
+        new.rivals.append(other.id)
+        other.rivals.append(new.id)
+        if other.supported and not new.supported and new.beaten is None:
+            new.beaten = Conflict.between(new.first, other.first)
+        elif new.supported and not other.supported and other.beaten is None and not other.emitted:
+            other.beaten = Conflict.between(other.first, new.first)
 
     def _join(self, track: Track, fix: Fix, events: Events, after: bool) -> None:
         """A fix joins a track: after its last fix (the segment from it) or before its first (the

@@ -1,0 +1,167 @@
+"""A vessel's tracks (ais_pipeline.rules.tracks): each rule on small cases, then on a real track
+with bad fixes added: a bad fix costs only itself, wherever it falls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ais_pipeline.config import PipelineConfig
+from ais_pipeline.files import read_lines
+from ais_pipeline.rules.outputs import final_aggregates
+from ais_pipeline.rules.plain import PlainResult, run_plain
+from ais_pipeline.rules.tracks import Events, Fix, VesselTracks, distance_nm, fits
+
+pytestmark = pytest.mark.unit
+
+MIN = 60_000
+T0 = 1_700_000_040_000
+HERE = (54.0, 10.0)
+FAR = (55.5, 10.0)  # 90 nm north: no vessel gets there in minutes
+
+
+def fix(t_s: float, where: tuple[float, float] = HERE, north_m: float = 0.0) -> Fix:
+    return Fix(T0 + round(t_s * 1000), where[0] + north_m / 111_200, where[1], "cell", "cargo")
+
+
+def run(fixes: list[Fix], until_s: float = 3600) -> Events:
+    """Every fix, in arrival order, then the watermark past them all: what was decided."""
+    tracks = VesselTracks(max_gap_ms=10 * MIN)
+    out = Events()
+    for f in fixes:
+        got = tracks.add(f)
+        out.accepted += got.accepted
+        out.bad += got.bad
+        out.segments += got.segments
+    got = tracks.advance(T0 + round(until_s * 1000))
+    out.accepted += got.accepted
+    out.bad += got.bad
+    out.segments += got.segments
+    assert tracks.empty  # nothing held once the watermark is past every fix and the cap
+    return out
+
+
+def times(fixes: list[Fix]) -> list[float]:
+    return sorted((f.ts - T0) / 1000 for f in fixes)
+
+
+def spans(events: Events) -> list[tuple[float, float]]:
+    return sorted(((a.ts - T0) / 1000, (b.ts - T0) / 1000) for a, b in events.segments)
+
+
+def test_a_fix_fits_when_the_vessel_could_have_got_there_at_the_speed_plus_the_noise():
+    a = fix(0)
+    assert distance_nm(a, fix(0, north_m=1852)) == pytest.approx(1.0, rel=1e-3)
+    assert fits(a, fix(60, north_m=1852 * 50 / 60), 50, 0.27)  # 50 kn for a minute
+    assert not fits(a, fix(60, north_m=1852 * 50 / 60 + 600), 50, 0.27)  # and 100 m more than the noise
+    assert fits(a, fix(0, north_m=400), 50, 0.27)  # GPS noise at the same second
+    assert fits(a, fix(1, FAR), 0, 0.27)  # 0 knots: the rule is off
+
+
+def test_a_steady_track_is_accepted_with_a_segment_between_each_two_fixes():
+    got = run([fix(t, north_m=t * 5) for t in (0, 10, 20, 30)])  # about 10 kn
+    assert times(got.accepted) == [0, 10, 20, 30] and not got.bad
+    assert spans(got) == [(0, 10), (10, 20), (20, 30)]
+
+
+def test_a_bad_first_report_is_judged_once_the_next_two_agree():
+    got = run([fix(0, FAR), fix(10), fix(20), fix(30)])
+    assert times(got.accepted) == [10, 20, 30] and spans(got) == [(10, 20), (20, 30)]
+    ((bad, conflict),) = got.bad
+    assert bad.ts == T0 and (conflict.ts, conflict.lat) == (T0 + 10_000, HERE[0]) and conflict.knots is not None
+
+
+def test_a_bad_fix_in_the_middle_of_a_track_costs_only_itself():
+    got = run([fix(0), fix(10), fix(20, FAR), fix(30), fix(40)])
+    assert times(got.accepted) == [0, 10, 30, 40] and times([b for b, _ in got.bad]) == [20]
+    assert spans(got) == [(0, 10), (10, 30), (30, 40)]  # the good fixes' segment goes over it
+
+
+def test_a_bad_last_report_is_judged_at_the_cap():
+    got = run([fix(0), fix(10), fix(20, FAR)])
+    assert times(got.accepted) == [0, 10] and times([b for b, _ in got.bad]) == [20]
+
+
+def test_one_receivers_bad_decode_of_a_transmission_others_heard_right_is_a_bad_fix():
+    got = run([fix(0), fix(10), fix(10, FAR), fix(20)])  # the same second, 90 nm off
+    (bad, conflict) = got.bad[0]
+    assert times([bad]) == [10] and conflict.knots is None and conflict.seconds == 0
+    assert times(got.accepted) == [0, 10, 20]
+
+
+def test_a_vessel_seen_once_is_kept():
+    got = run([fix(0, FAR)])
+    assert times(got.accepted) == [0] and not got.bad and not got.segments
+
+
+def test_two_single_fixes_that_disagree_are_both_kept_no_judgement_without_a_real_track():
+    got = run([fix(0), fix(60, FAR)])
+    assert times(got.accepted) == [0, 60] and not got.bad and not got.segments
+
+
+def test_two_vessels_sending_one_mmsi_far_apart_keep_two_tracks_and_no_segment_joins_them():
+    fixes = [fix(t, HERE if t % 20 == 0 else FAR, north_m=t) for t in range(0, 200, 10)]
+    got = run(fixes)
+    assert len(got.accepted) == 20 and not got.bad
+    assert all(abs(a.lat - b.lat) < 0.01 for a, b in got.segments)
+    assert len(got.segments) == 18  # ten fixes each: nine segments a track
+
+
+def test_a_vessel_that_reappears_far_away_after_a_silence_over_the_cap_starts_a_new_track():
+    got = run([fix(0), fix(10), fix(11 * 60, FAR), fix(11 * 60 + 10, FAR)])
+    assert times(got.accepted) == [0, 10, 660, 670] and not got.bad
+    assert spans(got) == [(0, 10), (660, 670)]
+
+
+def test_a_late_fix_joins_the_track_it_fits_or_is_a_bad_fix_when_it_fits_none_near_it():
+    tracks = VesselTracks(max_gap_ms=10 * MIN)
+    for t in (60, 70, 80):
+        tracks.add(fix(t))
+    tracks.advance(T0 + 80_000)
+    before = tracks.add(fix(30))  # before the first fix, within the cap: the segment to it
+    assert times(before.accepted) == [30] and spans(before) == [(30, 60)]
+    far = tracks.add(fix(40, FAR))  # a late one that fits nothing within the cap
+    assert times([b for b, _ in far.bad]) == [40] and not far.accepted
+
+
+# The real track: a month of MMSI 416000000 from Global Fishing Watch's segmenter's tests, with rows
+# 1.5 degrees north of real ones, at the times of real rows, added, one before its first row.
+GFW = Path(__file__).parents[1] / "fixtures" / "gpsdiosegment__416000000.json"
+
+
+def with_bad_rows(rows: list[str], every: int = 400) -> list[str]:
+    """The rows, and after every ``every``-th one a copy moved 1.5 degrees north (the first one's
+    copy before it, a second receiver's bad decode); their speeds differ, so no copy is an exact
+    duplicate."""
+    out = []
+    for i, row in enumerate(rows):
+        if i % every == 0:
+            moved = json.loads(row)
+            moved["lat"] += 1.5
+            moved["speed"] = 99
+            text = json.dumps(moved)
+            out += [text, row] if i == 0 else [row, text]
+        else:
+            out.append(row)
+    return out
+
+
+def test_bad_fixes_added_to_a_real_track_cost_only_themselves():
+    rows = list(read_lines(GFW))
+    config = PipelineConfig(input_path=GFW)
+    clean = run_plain(config, rows, now_ms=1_800_000_000_000)
+    dirty = run_plain(config, with_bad_rows(rows), now_ms=1_800_000_000_000)
+    added = len(with_bad_rows(rows)) - len(rows)
+    assert added == 5
+    assert sorted(dirty.positions) == sorted(clean.positions)
+
+    def final(result: PlainResult) -> dict[tuple[str, str, str], dict[str, object]]:
+        aggregates = final_aggregates(json.loads(a) for a in result.aggregates)
+        return {k: {f: v for f, v in a.items() if f != "revision"} for k, a in aggregates.items()}
+
+    assert final(dirty) == final(clean)
+    moved = [json.loads(b) for b in dirty.bad_fixes if json.loads(b)["sog"] == 99]
+    assert len(moved) == added and len(dirty.bad_fixes) == len(clean.bad_fixes) + added
+    assert not {b["cell"] for b in moved} & {cell for _, cell, _ in final(dirty)}  # their cells hold nothing

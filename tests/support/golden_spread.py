@@ -69,19 +69,22 @@ def cases() -> list[dict[str, Any]]:
              [((y - h / 4, x - w / 4), 0, 30_000), ((y + h / 4, x + w / 4), 0, 30_000)]),
         case("along a cell edge", "a line along the edge between two rows of cells: a point on an edge belongs to"
              " the cell north of it, so half goes to each of the two cells north of the line", 6,
-             (0, y, x - w / 2), (60, y, x + w / 2), [((y + h / 2, x - w / 4), 0, 30_000), ((y + h / 2, x + w / 4), 0, 30_000)]),
+             (0, y, x - w / 2), (60, y, x + w / 2),
+             [((y + h / 2, x - w / 4), 0, 30_000), ((y + h / 2, x + w / 4), 0, 30_000)]),
         case("across the antimeridian, the short way", "from a quarter of a cell west of 180 to three quarters east"
              " of -180: 10 s at the eastern edge of the map, 30 s at its western edge (not the long way round)", 6,
              (0, mid, east), (40, mid, -180.0 + 3 * w / 4),
              [((mid, 180.0 - w / 8), 0, 10_000), ((mid, -180.0 + w / 2), 0, 30_000)]),
         case("across a pane boundary", "inside one cell from 30 s to 90 s: 30 s in the pane at 0, 30 s in the pane"
-             " at 60", 6, (30, mid, x + w / 8), (90, mid, x + w / 2), [((mid, x + w / 4), 0, 30_000), ((mid, x + w / 4), 60, 30_000)]),
+             " at 60", 6, (30, mid, x + w / 8), (90, mid, x + w / 2),
+             [((mid, x + w / 4), 0, 30_000), ((mid, x + w / 4), 60, 30_000)]),
         case("across two cells and a pane boundary", "from 30 s to 90 s, crossing into the east cell at 45 s: 15 s"
              " west, then 15 s east in the pane at 0 and 30 s east in the pane at 60", 6,
              (30, mid, x - w / 4), (90, mid, x + 3 * w / 4),
              [((mid, x - w / 8), 0, 15_000), ((mid, x + w / 2), 0, 15_000), ((mid, x + w / 2), 60, 30_000)]),
         case("a vessel that does not move", "the same fix twice, 120 s apart: a minute in each pane, in its cell", 6,
-             (0, mid, x + w / 2), (120, mid, x + w / 2), [((mid, x + w / 2), 0, 60_000), ((mid, x + w / 2), 60, 60_000)]),
+             (0, mid, x + w / 2), (120, mid, x + w / 2),
+             [((mid, x + w / 2), 0, 60_000), ((mid, x + w / 2), 60, 60_000)]),
         case("precision 5", "across two cells of precision 5 (about 4.9 km wide): 10 s and 30 s of 40 s", 5,
              (0, y5 + h5 / 2, x5 - w5 / 4), (40, y5 + h5 / 2, x5 + 3 * w5 / 4),
              [((y5 + h5 / 2, x5 - w5 / 8), 0, 10_000), ((y5 + h5 / 2, x5 + w5 / 2), 0, 30_000)]),

@@ -276,8 +276,11 @@ def format_summary(summary: dict[str, object]) -> str:
     lines = [
         f"lines read          {summary['lines']}",
         f"positions kept      {summary['positions_kept']}",
-        *([f"bad fixes           {summary['bad_fixes']} (positions a vessel could not have reached)"]
-          if summary.get("bad_fixes") else []),
+        *(
+            [f"bad fixes           {summary['bad_fixes']} (positions a vessel could not have reached)"]
+            if summary.get("bad_fixes")
+            else []
+        ),
         f"static kept         {summary['static_kept']}",
         *([f"static from rows    {summary['static_from_rows']}"] if summary.get("static_from_rows") else []),
         f"exact duplicates    {summary['duplicates_exact']}",

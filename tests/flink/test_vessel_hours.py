@@ -25,9 +25,13 @@ def test_the_golden_vessel_hours_cases_give_their_hours_in_the_job(parallelism: 
     knobs = GOLDEN["knobs"]
     flags = [f"--{name.removesuffix('_s').replace('_', '-')}={value}" for name, value in knobs.items()]
     summary = run_job(feed, tmp_path / "job", "--parallelism", str(parallelism), *flags)
-    got = golden_vessel_hours.hours_by_case(GOLDEN, read_jsonl(tmp_path / "job" / "aggregates"))
+    job = tmp_path / "job"
+    got = golden_vessel_hours.hours_by_case(
+        GOLDEN, read_jsonl(job / "aggregates"), bad_fixes=read_jsonl(job / "bad_fixes")
+    )
     for case, hours_of_case in zip(GOLDEN["cases"], got, strict=True):
         assert hours_of_case["tumbling"] == case["expect"]["tumbling"], case["name"]
+        assert hours_of_case["bad_fixes"] == case["expect"]["bad_fixes"], case["name"]
     late_ms = round(sum(c["expect"]["late_hours"] for c in GOLDEN["cases"]) * 3_600_000)
     assert summary["late_hours"] == hours(late_ms) == 0.066667
     run_oracle(feed, tmp_path / "plain", **knobs)

@@ -6,7 +6,8 @@ hours as the reference gives them alone).
 A case is a list of reports, in arrival order, each at ``t`` seconds after the case's start: a
 position (``mmsi``, ``lat``, ``lon``) or a type 5 static report (``mmsi``, ``ship_type``). Its
 ``expect`` is the final tumbling aggregates that hold vessel time (cell, window start in seconds
-after the case's start, ``vessel_hours``, ``by_type``) and the case's ``late_hours``.
+after the case's start, ``vessel_hours``, ``by_type``), the case's ``late_hours``, and the ``t`` of
+each report judged a bad fix.
 
     python -m tests.support.golden_vessel_hours --write    # rewrite the expected outputs
 """
@@ -78,11 +79,20 @@ def feed(golden: dict[str, Any]) -> list[str]:
 
 
 def hours_by_case(
-    golden: dict[str, Any], aggregates: list[dict[str, Any]], late_ms: dict[int, int] | None = None
+    golden: dict[str, Any],
+    aggregates: list[dict[str, Any]],
+    late_ms: dict[int, int] | None = None,
+    bad_fixes: list[dict[str, Any]] = (),  # type: ignore[assignment]
 ) -> list[dict[str, Any]]:
     """Each case's expectation from the outputs of a run of :func:`feed` (or of one case: a list
-    of one). ``late_ms``: the late vessel time per case index."""
-    out: list[dict[str, Any]] = [{"tumbling": [], "late_hours": 0.0} for _ in golden["cases"]]
+    of one). ``late_ms``: the late vessel time per case index; ``bad_fixes``: the run's bad-fix
+    records (each case's by their t)."""
+    out: list[dict[str, Any]] = [{"tumbling": [], "late_hours": 0.0, "bad_fixes": []} for _ in golden["cases"]]
+    for bad in bad_fixes:
+        t = parse_iso_ms(str(bad["timestamp"])) // 1000 - START_S
+        out[t // CASE_SPACING_S]["bad_fixes"].append(t % CASE_SPACING_S)
+    for case in out:
+        case["bad_fixes"].sort()
     for (window, _, _), a in sorted(final_aggregates(aggregates).items()):
         if window != "tumbling" or not a["vessel_hours"] or a["cell"] == FILLER_CELL:
             continue
@@ -105,7 +115,8 @@ def run_reference(golden: dict[str, Any], case: dict[str, Any]) -> dict[str, Any
     """One case alone on the plain loop."""
     result = run_plain(config(golden), case_lines(case, START_S), now_ms=(START_S + CASE_SPACING_S) * 1000)
     aggregates = [json.loads(line) for line in result.aggregates]
-    (got,) = hours_by_case({"cases": [case]}, aggregates, {0: result.totals[LATE_VESSEL_MS]})
+    bad = [json.loads(line) for line in result.bad_fixes]
+    (got,) = hours_by_case({"cases": [case]}, aggregates, {0: result.totals[LATE_VESSEL_MS]}, bad)
     return got
 
 

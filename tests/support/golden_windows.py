@@ -27,7 +27,8 @@ TIME_UNKNOWN = -(2**63)
 def run_case(case: dict[str, Any]) -> list[list[dict[str, Any]]]:
     """The aggregates each step emits (as parsed JSON), in the order they are emitted."""
     s = case["spec"]
-    windows = CellWindows(WindowSpec(s["window_ms"], s["slide_size_ms"], s["slide_ms"], s["lateness_ms"]))
+    spec = WindowSpec(s["window_ms"], s["slide_size_ms"], s["slide_ms"], s["lateness_ms"], s.get("grace_ms", 0))
+    windows = CellWindows(spec)
     cells: dict[str, DictCellStore] = {}
     heap: list[tuple[int, str]] = []
     queued: set[tuple[int, str]] = set()

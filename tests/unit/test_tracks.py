@@ -13,6 +13,7 @@ from ais_pipeline.files import read_lines
 from ais_pipeline.rules.outputs import final_aggregates
 from ais_pipeline.rules.plain import PlainResult, run_plain
 from ais_pipeline.rules.tracks import Events, Fix, VesselTracks, distance_nm, fits
+from tests.support.bad_fixes import moved_rows
 
 pytestmark = pytest.mark.unit
 
@@ -131,29 +132,12 @@ def test_a_late_fix_joins_the_track_it_fits_or_is_a_bad_fix_when_it_fits_none_ne
 GFW = Path(__file__).parents[1] / "fixtures" / "gpsdiosegment__416000000.json"
 
 
-def with_bad_rows(rows: list[str], every: int = 400) -> list[str]:
-    """The rows, and after every ``every``-th one a copy moved 1.5 degrees north (the first one's
-    copy before it, a second receiver's bad decode); their speeds differ, so no copy is an exact
-    duplicate."""
-    out = []
-    for i, row in enumerate(rows):
-        if i % every == 0:
-            moved = json.loads(row)
-            moved["lat"] += 1.5
-            moved["speed"] = 99
-            text = json.dumps(moved)
-            out += [text, row] if i == 0 else [row, text]
-        else:
-            out.append(row)
-    return out
-
-
 def test_bad_fixes_added_to_a_real_track_cost_only_themselves():
     rows = list(read_lines(GFW))
     config = PipelineConfig(input_path=GFW)
     clean = run_plain(config, rows, now_ms=1_800_000_000_000)
-    dirty = run_plain(config, with_bad_rows(rows), now_ms=1_800_000_000_000)
-    added = len(with_bad_rows(rows)) - len(rows)
+    dirty = run_plain(config, moved_rows(rows), now_ms=1_800_000_000_000)
+    added = len(moved_rows(rows)) - len(rows)
     assert added == 5
     assert sorted(dirty.positions) == sorted(clean.positions)
 

@@ -29,9 +29,14 @@ in input order:
    warm-up lines are held: at its end, they move their sources' clocks in input order by rule
    2 with the consensus of the warm-up lines, so a first line with a wrong clock sets nothing.
 
-A line more than the maximum clock skew ahead of (behind) the current sources, by the median of
-their newest times, is counted for its receiver as ``clock_ahead`` (``clock_behind``), from the
-warm-up on: what a wrong clock costs is visible per receiver. (After a pause of the whole feed
+A line more than the maximum clock skew ahead of (behind) the other current sources, by the
+median of their newest times, is counted for its receiver as ``clock_ahead`` (``clock_behind``),
+from the warm-up on: what a wrong clock costs is visible per receiver. The only current source of
+a lane is judged against its own lines: ahead when it is more than the skew plus what the lane
+moves in :data:`JUMP_LINES` lines at its pace (:meth:`ReceiverWatermarks.pace`, the usual time
+between lines) ahead of its newest time, or of the line before it while a jump is held; behind as
+with others. A stray line of a busy lane is flagged; the next row of a sparse archive (a row every
+20 minutes) is not, and a pause of such a lane only on its first line. (After a pause of the whole feed
 longer than the skew, the lines until the consensus follows are counted too: at that moment a
 jump of one clock and a pause of all look the same.)
 Everything is decided from the input order alone, so the same lines give the same watermarks at
@@ -93,10 +98,15 @@ class ReceiverWatermarks:
         if ts == TIME_UNKNOWN:
             return None
         flag = None
-        by_newest = self._by_newest
-        if self.seen >= self.warm_up_lines and by_newest:  # a consensus of a few lines says little
-            reference = by_newest[(len(by_newest) - 1) // 2][0]
-            if ts > reference + self.max_clock_skew_ms:
+        if self.seen >= self.warm_up_lines and self._by_newest:  # a consensus of a few lines says little
+            reference = self._others_median(source)
+            front, ahead = reference, self.max_clock_skew_ms
+            if reference is None:  # a lone source, against its own lines at the lane's pace
+                reference = front = self._newest[source]
+                if self._ahead:  # a jump under way: the line before, held with it
+                    front = max(front, self._ahead[-1][1])
+                ahead += self.jump_lines * self.pace()
+            if ts > front + ahead:
                 flag = CLOCK_AHEAD
             elif ts < reference - self.max_clock_skew_ms:
                 flag = CLOCK_BEHIND
@@ -113,6 +123,26 @@ class ReceiverWatermarks:
         self._judge(source, ts, consensus)
         self._advance(consensus)
         return flag
+
+    def pace(self) -> int:
+        """The lane's usual time between lines: the span of the middle half of the recent lines'
+        times over their count (milliseconds; 0 for a busy lane)."""
+        s = self._sorted
+        lo, hi = len(s) // 4, 3 * len(s) // 4
+        return (s[hi] - s[lo]) // (hi - lo) if hi > lo else 0
+
+    def _others_median(self, source: str) -> int | None:
+        """The median newest time of the current sources but ``source`` (the lower median of an
+        even count); None when there is no other."""
+        by_newest = self._by_newest
+        own = self._newest.get(source)
+        n = len(by_newest) - (own is not None)
+        if n <= 0:
+            return None
+        k = (n - 1) // 2
+        if own is not None and k >= bisect_left(by_newest, (own, source)):
+            k += 1
+        return by_newest[k][0]
 
     def _judge(self, source: str, ts: int, consensus: int) -> None:
         """Rule 2: the line moves its source's clock unless it is far ahead; far-ahead lines are

@@ -92,6 +92,13 @@ final class ReceiverClocks {
         return size == 0 ? TIME_UNKNOWN : sorted[(size - 1) / 2];
     }
 
+    /** The lane's usual time between lines: the span of the middle half of the recent lines' times over their count. */
+    long pace() {
+        int lo = size / 4;
+        int hi = 3 * size / 4;
+        return hi > lo ? Math.floorDiv(sorted[hi] - sorted[lo], hi - lo) : 0;
+    }
+
     /** One line's source and event time; returns {@link #AHEAD}, {@link #BEHIND} or {@link #NONE}. */
     int observe(String source, long ts) {
         if (ts == TIME_UNKNOWN) {
@@ -99,8 +106,25 @@ final class ReceiverClocks {
         }
         int flag = NONE;
         if (seen >= warmUpLines && !byNewest.isEmpty()) { // a consensus of a few lines says little
-            long reference = byNewest.get((byNewest.size() - 1) / 2).newest;
-            if (ts > reference + maxClockSkew) {
+            Long own = newest.get(source);
+            int n = byNewest.size() - (own == null ? 0 : 1);
+            long reference;
+            long front;
+            long ahead = maxClockSkew;
+            if (n > 0) { // the other current sources' median
+                int k = (n - 1) / 2;
+                if (own != null && k >= Collections.binarySearch(byNewest, new Source(own, source))) {
+                    k++;
+                }
+                reference = front = byNewest.get(k).newest;
+            } else { // a lone source, against its own lines at the lane's pace
+                reference = front = own;
+                if (!aheadTimes.isEmpty()) { // a jump under way: the line before, held with it
+                    front = Math.max(front, aheadTimes.get(aheadTimes.size() - 1));
+                }
+                ahead += jumpLines * pace();
+            }
+            if (ts > front + ahead) {
                 flag = AHEAD;
             } else if (ts < reference - maxClockSkew) {
                 flag = BEHIND;

@@ -38,7 +38,8 @@ class CellWindowsTest {
                                 spec.get("window_ms").asLong(),
                                 spec.get("slide_size_ms").asLong(),
                                 spec.get("slide_ms").asLong(),
-                                spec.get("lateness_ms").asLong()),
+                                spec.get("lateness_ms").asLong(),
+                                spec.has("grace_ms") ? spec.get("grace_ms").asLong() : 0),
                         Rows.VESSEL_PANE,
                         Rows.AGGREGATE,
                         Rows.CATEGORIES);

@@ -187,7 +187,7 @@ def test_late_for_every_window_goes_to_the_late_output_once_per_kind():
     # A's reports move the watermark to T0+1290 s in steps within the clock skew (one line far
     # ahead alone moves nothing); B's report at T0+10 s is then too late for its tumbling window
     # and for every sliding window that holds it (the last ends at T0+900 s).
-    lines = [tagged(position(A, 52.0 + k / 10, 4.0), T0 + 5 + k * 259) for k in range(6)]
+    lines = [tagged(position(A, 52.0 + k / 100, 4.0), T0 + 5 + k * 259) for k in range(6)]  # about 8 kn
     result = run([*lines, tagged(position(B, 60.0, 10.0), T0 + 10)])
     assert sorted((r["mmsi"], r["window"]) for r in records(result, "late")) == [(B, "sliding"), (B, "tumbling")]
     assert result.totals["late"] == 1

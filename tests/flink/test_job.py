@@ -66,7 +66,7 @@ def edge_case_feed(fixtures: Path) -> list[str]:
     lines += [tagged(position(b, 54.0, 6.0), EDGE_T0 + 400)]  # watermark jumps
     # ... with most lines: the satellite receiver falls behind the consensus and stops holding it
     lines += [tagged(position(d, 55.0 + i / 1000, 6.0), EDGE_T0 + 401 + i) for i in range(100)]
-    lines += [tagged(position(c, 52.1, 4.1), EDGE_T0 + 20)]  # late for tumbling, not sliding
+    lines += [tagged(position(c, 52.0003, 4.0003), EDGE_T0 + 20)]  # late for tumbling, not sliding
     lines += [tagged(position(c, 52.2, 4.2), EDGE_T0 - 900)]  # late for every window
     # GPS sentences of a combined receiver (its AIS lines carry no time: they would get ingestion
     # time, which no test can predict).

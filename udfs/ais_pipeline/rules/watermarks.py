@@ -99,13 +99,15 @@ class ReceiverWatermarks:
             return None
         flag = None
         if self.seen >= self.warm_up_lines and self._by_newest:  # a consensus of a few lines says little
-            reference = self._others_median(source)
-            front, ahead = reference, self.max_clock_skew_ms
-            if reference is None:  # a lone source, against its own lines at the lane's pace
+            others = self._others_median(source)
+            ahead = self.max_clock_skew_ms
+            if others is None:  # a lone source, against its own lines at the lane's pace
                 reference = front = self._newest[source]
                 if self._ahead:  # a jump under way: the line before, held with it
                     front = max(front, self._ahead[-1][1])
                 ahead += self.jump_lines * self.pace()
+            else:
+                reference = front = others
             if ts > front + ahead:
                 flag = CLOCK_AHEAD
             elif ts < reference - self.max_clock_skew_ms:

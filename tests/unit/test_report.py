@@ -182,3 +182,14 @@ def test_a_store_of_runs_with_other_windows_is_drawn_from_one_configuration():
         one_run,
         "sliding 900 s (slide 60 s), geohash precision 6; tumbling 60 s (slide 60 s), geohash precision 6",
     )
+
+
+def test_the_map_marks_the_bad_fixes_that_fall_inside_it(run_dir: Path, tmp_path: Path):
+    from ais_pipeline.tools.report import cell_boxes, draw_density
+
+    tumbling = [a for aggs in final_aggregates(read_jsonl(run_dir / "aggregates"), "tumbling").values() for a in aggs]
+    boxes = cell_boxes([a for a in tumbling if a["vessel_hours"]], 4)
+    inside, outside = (boxes[0].lat_min, boxes[0].lon_min), (89.9, 179.9)
+    bar = draw_density(boxes, "hours", "hours", tmp_path / "map.png", [inside, inside, outside])
+    legend = bar.mappable.axes.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["bad fixes (2): in no cell's figures"]

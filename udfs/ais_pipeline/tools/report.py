@@ -152,8 +152,11 @@ def land_mask(lon_lo: float, lon_hi: float, lat_lo: float, lat_hi: float, nx: in
     return lons, lats, globe.is_land(grid_lat, grid_lon)
 
 
-def draw_density(boxes: list[CellBox], title: str, color_by: str, png: Path) -> Any:
-    """The map; returns its axes' colour bar (for tests of the scale)."""
+def draw_density(
+    boxes: list[CellBox], title: str, color_by: str, png: Path, bad: Sequence[tuple[float, float]] = ()
+) -> Any:
+    """The map, with the run's bad fixes (lat, lon) as red crosses where they fall inside it;
+    returns its axes' colour bar (for tests of the scale)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -181,6 +184,11 @@ def draw_density(boxes: list[CellBox], title: str, color_by: str, png: Path) -> 
     collection.set_array(np.asarray(values, dtype=float))
     collection.set_edgecolor(collection.to_rgba(np.asarray(values, dtype=float)))  # type: ignore[arg-type]
     ax.add_collection(collection)
+    inside = [(lat, lon) for lat, lon in bad if x0 <= lon <= x1 and y0 <= lat <= y1]
+    if inside:
+        ax.scatter([lon for _, lon in inside], [lat for lat, _ in inside], marker="x", s=18, color="red", lw=0.8,
+                   label=f"bad fixes ({len(inside)}): in no cell's figures")  # fmt: skip
+        ax.legend(loc="lower left", fontsize=8)
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
     ax.set_xlabel("longitude")
@@ -366,8 +374,9 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
         raise ConfigError(f"report: {run_dir} holds no summary.json (the --output DIR of a file run)")
     summary = json.loads(summary_file.read_text())
     aggregates, late = read_jsonl(run_dir / "aggregates"), read_jsonl(run_dir / "late")
+    bad = read_jsonl(run_dir / "bad_fixes")
     where = str(run_dir / "aggregates")
-    return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by)
+    return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad)
 
 
 def make_report_from_postgres(
@@ -377,10 +386,12 @@ def make_report_from_postgres(
     aggregates and late records of every run into them, and the summary of the newest file run."""
     from ais_pipeline import postgres
 
-    tables = postgres.read_outputs(target, ("aggregates", "late"))
+    tables = postgres.read_outputs(target, ("aggregates", "late", "bad_fixes"))
     summary = postgres.latest_run_summary(target) or {}
     where = f"the table ais_aggregates in {target.shown()}"
-    return draw_report(report, where, summary, tables["aggregates"], tables["late"], window, start, color_by)
+    return draw_report(
+        report, where, summary, tables["aggregates"], tables["late"], window, start, color_by, tables["bad_fixes"]
+    )
 
 
 def draw_report(
@@ -392,6 +403,7 @@ def draw_report(
     window: str,
     start: str | None,
     color_by: str,
+    bad_fixes: Sequence[dict[str, Any]] = (),
 ) -> Path:
     aggregates, others = one_configuration(aggregates)
     windows = final_aggregates(aggregates, window)
@@ -424,7 +436,8 @@ def draw_report(
     if precision < data_precision:
         map_title += f"\ndrawn as geohash cells of precision {precision} (the data's {data_precision}, summed)"
     report.mkdir(parents=True, exist_ok=True)
-    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png")
+    bad = [(float(b["lat"]), float(b["lon"])) for b in bad_fixes]
+    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png", bad)
     draw_types(hours_by_type(tumbling), float(summary.get("late_hours") or 0.0), report / "types.png")
     late = late_per_minute(late_records)
     draw_duplicates(summary.get("per_minute") or {}, late, report / "duplicates.png")

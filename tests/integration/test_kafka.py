@@ -16,10 +16,17 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.files import read_jsonl
 from ais_pipeline.rules.lane import parse_line
 from ais_pipeline.rules.records import Report
-from tests.support.jobs import ROOT, SAMPLE_SUMMARY, assert_same_outputs, run_oracle
+from tests.support.jobs import (
+    ROOT,
+    RUNNING_KEPT,
+    RUNNING_LATE_TUMBLING,
+    SAMPLE_SUMMARY,
+    assert_same_outputs,
+    run_oracle,
+    sample_while_running,
+)
 from tests.support.kafka import (
     operator_metrics,
     read_topic,
@@ -37,6 +44,8 @@ pytestmark = pytest.mark.integration
 SAMPLE_COUNTS = {k: v for k, v in SAMPLE_SUMMARY.items() if isinstance(v, int) and k not in ("late", "accounted_lines")}
 SAMPLE_COUNTS["late_records_tumbling"] = SAMPLE_SUMMARY["late_records"]["tumbling"]
 SAMPLE_COUNTS["dead_letter_incomplete_multipart"] = SAMPLE_SUMMARY["dead_letter"]["incomplete_multipart"]
+# A running job that has read the sample: positions (and their late records) judged so far.
+RUNNING_COUNTS = SAMPLE_COUNTS | {"positions_kept": RUNNING_KEPT, "late_records_tumbling": RUNNING_LATE_TUMBLING}
 
 
 @pytest.fixture(scope="module")
@@ -91,15 +100,16 @@ def test_running_job_shows_names_checkpoints_and_counts_in_the_web_ui_and_to_pro
     cancel_afterwards.append(job)
     wait_for_state(cluster, job, {"RUNNING"}, timeout_s=120)
 
-    names = set(SAMPLE_COUNTS) | {"duplicate_ratio", "dedup_keys_held", "late"}
+    names = set(RUNNING_COUNTS) | {"duplicate_ratio", "dedup_keys_held", "late", "positions_arrived"}
     counts: dict[str, float] = {}
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         counts = operator_metrics(cluster, job, names)
-        if all(counts.get(k) == v for k, v in SAMPLE_COUNTS.items()):
+        if all(counts.get(k) == v for k, v in RUNNING_COUNTS.items()):
             break
         time.sleep(2)
-    assert {k: counts.get(k) for k in SAMPLE_COUNTS} == {k: float(v) for k, v in SAMPLE_COUNTS.items()}
+    assert {k: counts.get(k) for k in RUNNING_COUNTS} == {k: float(v) for k, v in RUNNING_COUNTS.items()}
+    assert counts["positions_arrived"] == 7294  # kept, most of them waiting for the watermark
     assert counts["duplicate_ratio"] == 0.1081  # (881 + 3) / (7294 + 881 + 3), as summary.json
     assert counts["late"] == 0
     assert counts["dedup_keys_held"] > 6588  # vessels with a position, and some with static reports only
@@ -126,18 +136,19 @@ def test_running_job_shows_names_checkpoints_and_counts_in_the_web_ui_and_to_pro
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         positions = read_topic(kafka, "live.positions", timeout_s=10)
-        if len(positions) >= 7294:
+        if len(positions) >= RUNNING_KEPT:
             break
         time.sleep(3)
     canonical = lambda rows: sorted(json.dumps(r, sort_keys=True) for r in rows)  # noqa: E731
-    assert canonical(json.loads(v) for _, v in positions) == canonical(read_jsonl(oracle / "positions"))
+    running = sample_while_running().positions
+    assert canonical(json.loads(v) for _, v in positions) == canonical(json.loads(p) for p in running)
     checkpoints = rest(cluster, f"/jobs/{job}/checkpoints")["counts"]
     assert checkpoints["completed"] >= 1
 
     # The Prometheus reporter of flink-conf/: each cluster process serves the first free port of
     # 9249-9259; the TaskManager's carries the job's operator metrics.
     scraped = prometheus_values(job, "flink_taskmanager_job_task_operator_positions_kept")
-    assert sum(scraped) == 7294
+    assert sum(scraped) == RUNNING_KEPT
 
 
 def prometheus_values(job: str, metric: str) -> list[float]:

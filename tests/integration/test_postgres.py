@@ -85,12 +85,13 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
     assert first.returncode == 0, first.stderr[-3000:]
     assert in_tables(target) == as_stored(tmp_path / "first")
     rows = every_row(target)
-    assert [len(rows[t]) for t in TABLE_NAMES] == [7294, 926, 98993, 230, 1]
-    # Late reports and vessel time fired windows again: those rows hold their last firing.
+    assert [len(rows[t]) for t in TABLE_NAMES] == [7294, 926, 99671, 230, 1, 0]
+    # Late reports, vessel time and judged positions fired windows again: those rows hold their
+    # last firing.
     with postgres.connect(target) as conn:
         assert conn.execute("SELECT max(revision), count(*) FROM ais_aggregates WHERE revision > 0").fetchone() == (
             31,
-            443,
+            702,
         )
 
     # PostGIS (scripts/postgres.sh installs it): positions and cells answer a spatial query

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from tests.support.jobs import ROOT
+from tests.support.jobs import ROOT, RUNNING_KEPT
 from tests.support.kafka import operator_metrics, rest
 from tests.support.servers import free_port
 
@@ -69,7 +69,7 @@ def test_job_page_shows_the_job_its_named_operators_and_their_metrics(tmp_path: 
             try:
                 jobs = rest(base, "/jobs")["jobs"]
                 job = jobs[0]["id"] if jobs else ""
-                if job and operator_metrics(base, job, {"positions_kept"}).get("positions_kept") == 7294:
+                if job and operator_metrics(base, job, {"positions_kept"}).get("positions_kept") == RUNNING_KEPT:
                     break
             except OSError:
                 pass

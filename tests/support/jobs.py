@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ais_pipeline.config import PipelineConfig
+from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
 from ais_pipeline.files import read_jsonl, read_lines, write_outputs
 from ais_pipeline.rules.outputs import final_aggregates
-from ais_pipeline.rules.plain import run_plain
+from ais_pipeline.rules.plain import PlainPipeline, PlainResult, run_plain
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,3 +72,17 @@ SAMPLE_SUMMARY: dict[str, Any] = {
     "bad_fixes": 0,
     "accounted_lines": 10000,
 }
+
+
+def sample_while_running() -> PlainResult:
+    """The bundled sample through the plain loop without an end of input: what a job that has
+    read every line and goes on running (a --follow or live Kafka run) has decided. Positions
+    are judged once the watermark passes them, and it stands where the sample leaves it."""
+    pipeline = PlainPipeline(PipelineConfig(input_path=SAMPLE_INPUT), now_ms=1_800_000_000_000)
+    pipeline.feed(read_lines(SAMPLE_INPUT))
+    return pipeline.out
+
+
+# What a running job has judged of the sample once it has read every line (sample_while_running).
+RUNNING_KEPT = 107
+RUNNING_LATE_TUMBLING = 44

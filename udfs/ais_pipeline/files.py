@@ -126,7 +126,7 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     # Vessel time too late for its tumbling window: dropped, and counted here.
     summary["late_hours"] = hours(int(totals.get(LATE_VESSEL_MS, 0)))
     summary["duplicate_ratio"] = duplicate_ratio(
-        int(summary["positions_kept"]),  # type: ignore[call-overload]
+        int(summary["positions_kept"]) + int(summary["bad_fixes"]),  # type: ignore[call-overload]
         int(totals.get("duplicates_exact", 0)),
         int(totals.get("duplicates_near", 0)),
     )

@@ -54,10 +54,11 @@ class _Tallies:
             self._counters[name] = self._group.counter(name)
 
     def duplicate_ratio_gauge(self) -> None:
-        """``duplicate_ratio``: exact and near duplicates over all valid positions decided, over
-        this operator's counters, computed in Java (PyFlink's Python gauges report whole numbers
+        """``duplicate_ratio``: exact and near duplicates over all valid positions decided (the
+        kept ones counted as they arrive, before their judgement), over this operator's counters,
+        computed in Java (PyFlink's Python gauges report whole numbers
         only). Thread mode only (PyFlink's embedded metric classes); skipped otherwise."""
-        names = ("positions_kept", "duplicates_exact", "duplicates_near")
+        names = (POSITIONS_ARRIVED, "duplicates_exact", "duplicates_near")
         metrics.duplicate_ratio_gauge(self._group, [self._counters[n] for n in names])
 
     def count(self, name: str, n: int = 1) -> Iterator[tuple[OutputTag, str]]:
@@ -81,7 +82,9 @@ class _Tallies:
         yield DEAD, outputs.dead_letter_json(dead)
 
 
-END_OF_INPUT_TIMER = 2**63 - 2  # fires only on Flink's final watermark, at the end of a bounded input
+END_OF_INPUT_TIMER = 2**63 - 2
+# Kept positions as they arrive, before their judgement (the duplicate ratio's base, a metric).
+POSITIONS_ARRIVED = "positions_arrived"  # fires only on Flink's final watermark, at the end of a bounded input
 
 
 class ParseLines(KeyedProcessFunction):
@@ -232,6 +235,7 @@ class DedupVessel(KeyedProcessFunction):
             runtime_context,
             self.emit_tallies,
             (
+                POSITIONS_ARRIVED,
                 "positions_kept",
                 "bad_fixes",
                 "static_kept",
@@ -269,7 +273,9 @@ class DedupVessel(KeyedProcessFunction):
             if dead is not None:
                 out.count("dead_letter_" + dead.reason)
                 out.add(DEAD, outputs.dead_letter_json(dead))
-            elif not outcome.held:  # a held position is counted when it is judged
+            elif outcome.held:  # a held position is counted as kept (or bad) when it is judged
+                out.count(POSITIONS_ARRIVED)
+            else:
                 out.count(outcome.kind)
                 tally = outcome.tally
                 if tally is not None and emit_tallies:

@@ -321,6 +321,7 @@ class VesselLogic:
         for line in fix.lines[1:]:
             records.append(("late", line))
             self._count(LATE_RECORDS + (TUMBLING if '"window":"tumbling"' in line else SLIDING), 1)
+        fix.lines = ()  # written: a track keeps the fix (its first or last) without them
         spec = self.spec
         tumbling, sliding = fix.tumbling, fix.sliding
         late_t, late_s = spec.late_kinds_held(fix.ts, watermark)

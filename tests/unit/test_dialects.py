@@ -183,3 +183,26 @@ def test_explicit_formats_name_each_dialect_and_refuse_the_others():
     assert isinstance(refused, DeadLetter) and refused.reason == "bad_json"
     assert refused.detail == "not gpsdio JSON (gpsd JSON by its keys)"
     assert isinstance(parse_json(gpsd), Report)  # "json": every dialect, by its keys
+
+
+def test_gfw_messages_as_its_pipelines_write_them_today_are_read_as_their_type_says(fixtures: Path):
+    path = fixtures / "gpsdiosegment__regr_416239500.json"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    positions = [r for r in rows if r["type"] in ("AIS.1", "AIS.3")]
+    statics = [r for r in rows if r["type"] == "AIS.5"]
+    unavailable = [r for r in positions if r["lat"] == 91.0 or r["lon"] == 181.0]
+    assert (len(positions), len(statics), len(unavailable)) == (74, 67, 2)
+    summary, result = run(path)
+    assert summary["dead_letter"] == {} and summary["accounted_lines"] == summary["lines"] == 141
+    # Every position message is kept, a near duplicate or (latitude 91) without a position; every
+    # static message is a static report, kept when it changed or its last one is older than a day.
+    assert summary["positions_kept"] + summary["duplicates_near"] + summary["no_position"] == 74
+    assert summary["no_position"] == 2 and summary["duplicates_near"] == 1
+    assert (summary["static_kept"], summary["static_duplicates"]) == (2, 65)
+    (first, *_) = records(result, "static")
+    assert {k: first[k] for k in ("mmsi", "msg_type", "shipname", "callsign", "imo", "receiver")} == {
+        "mmsi": 416239500, "msg_type": 5, "shipname": "CHUN I NO.1", "callsign": "BL2110", "imo": 80110,
+        "receiver": "rORBCOMM000",
+    }  # fmt: skip
+    assert "ship_type" not in first  # "Not available"
+    assert {p["receiver"] for p in records(result, "positions")} == {"rORBCOMM000"}

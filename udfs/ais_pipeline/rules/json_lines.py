@@ -14,8 +14,13 @@
 - **aisstream.io** (``MessageType``, ``Message``, ``MetaData``): ``Message.<MessageType>`` holds
   the decoded fields (``UserID``, ``Latitude``, ``Longitude``, ``Sog``, ``Cog``, ``TrueHeading``),
   ``MetaData.time_utc`` the time.
-- **Global Fishing Watch's gpsdio** (``ssvid``): ``ssvid`` (the MMSI), ``timestamp``, ``lat``,
-  ``lon``, ``speed``, ``course``.
+- **Global Fishing Watch's gpsdio** (``ssvid``): ``ssvid`` (the MMSI, a number or a string),
+  ``timestamp``, ``type`` (an integer, or the text GFW's pipelines write today: ``"AIS.1"``),
+  ``lat``, ``lon``, ``speed``, ``course``, ``heading``, and ``receiver`` (else ``receiver_type``)
+  as the receiver; ``NaN`` is no value. A static message's record (``AIS.5``, ``AIS.24``) is a
+  static report of the fields it carries: ``shipname``, ``callsign``, ``destination``, ``imo``,
+  ``shiptype`` (a name, as the Danish archive's: "Not available" is none), ``length`` and
+  ``width`` (0 is none).
 
 Decoded reports keep the JSON identity rule: MMSI, time and position at 5 decimals. Static and
 voyage reports (types 5 and 24) carry their fields in :attr:`Report.static`, under the names the
@@ -245,17 +250,69 @@ def _own(obj: dict[str, object], raw: str) -> Parsed:
     return _position(raw, mmsi, ts, msg_type, receiver, lat, lon, sog, cog, heading)
 
 
+def _gfw_type(value: object) -> int:
+    """gpsdio's message type: an integer, or the text GFW's pipelines write (``"AIS.1"``)."""
+    if isinstance(value, str):
+        kind, dot, number = value.partition(".")
+        if dot and kind == "AIS" and number.isascii() and number.isdigit():
+            return int(number)
+        raise _Bad(f"type is neither an integer nor AIS.<n>: {value!r}"[:120])
+    return _type(value, 1, "type")
+
+
+def _gfw_number(obj: dict[str, object], key: str) -> float | None:
+    """A number of a gpsdio record: null, missing or NaN (GFW's absent value) is none."""
+    value = obj.get(key)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return _coordinate(obj, key)
+
+
+def _gfw_receiver(obj: dict[str, object]) -> str:
+    """The receiver GFW names (``receiver``, else ``receiver_type``: terrestrial, satellite)."""
+    for key in ("receiver", "receiver_type"):
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip():
+            if "\x1f" in value or "\x00" in value:
+                raise _Bad(f"{key} holds control characters")
+            return value.strip()
+    return ""
+
+
+def _gfw_dimension(value: float | None) -> int | float | None:
+    """A length or width: 0 is not available, as in AIS."""
+    if value is None or value <= 0:
+        return None
+    return int(value) if value.is_integer() else value
+
+
 def _gpsdio(obj: dict[str, object], raw: str) -> Parsed:
     mmsi = _mmsi(obj.get("ssvid"), "ssvid")
     ts = parse_timestamp(obj.get("timestamp"))
     if ts is None:
         raise _Bad("timestamp missing or not ISO 8601 / epoch")
-    lat, lon = _coordinate(obj, "lat"), _coordinate(obj, "lon")
-    msg_type = _type(obj.get("type"), 1, "type")
+    msg_type = _gfw_type(obj.get("type"))
+    receiver = _gfw_receiver(obj)
+    if msg_type in STATIC_TYPES:  # GFW's records carry a static message's fields beside it
+        ship_type = _text(obj.get("shiptype"))
+        imo = _text(obj.get("imo"))
+        fields: dict[str, object] = {
+            "shipname": _text(obj.get("shipname")),
+            "callsign": _text(obj.get("callsign")),
+            "destination": _text(obj.get("destination")),
+            "imo": int(imo) if imo and imo.isascii() and imo.isdigit() and int(imo) else None,
+            "ship_type": None if ship_type is None or ship_type.lower() == "not available" else ship_type,
+            "length": _gfw_dimension(_gfw_number(obj, "length")),
+            "width": _gfw_dimension(_gfw_number(obj, "width")),
+        }
+        if msg_type == 24:
+            fields["partno"] = 0 if fields["shipname"] is not None else 1
+        return _static(raw, mmsi, ts, msg_type, receiver, fields)
     if msg_type not in POSITION_TYPES:
         return OTHER_TYPE
-    sog, cog, heading = _number(obj.get("speed")), _number(obj.get("course")), _number(obj.get("heading"))
-    return _position(raw, mmsi, ts, msg_type, "", lat, lon, sog, cog, heading)
+    lat, lon = _gfw_number(obj, "lat"), _gfw_number(obj, "lon")
+    sog, cog, heading = _gfw_number(obj, "speed"), _gfw_number(obj, "course"), _gfw_number(obj, "heading")
+    return _position(raw, mmsi, ts, msg_type, receiver, lat, lon, sog, cog, heading)
 
 
 # -- AIS-catcher and gpsd ("class": "AIS") ----------------------------------------------------

@@ -38,7 +38,7 @@ def test_a_sparse_real_track_loses_no_time_and_its_hours_are_where_its_segments_
     want = hours_per_cell(read_jsonl(tmp_path / "positions"))
     got = tumbling_hours_per_cell(read_jsonl(tmp_path / "aggregates"))
     assert sum(want.values()) > 40
-    assert summary["late_hours"] < 0.005 * sum(want.values())
+    assert summary["late_hours"] == 0.0  # under 0.5 % of the hours, the target: none
     assert elsewhere(got, want) < 0.03
     # The only source of a sparse lane is judged at its pace: only its long silences are a jump
     # ahead, not every row (1,587 of 1,668 rows when it was judged as a busy lane's source).

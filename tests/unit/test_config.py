@@ -305,3 +305,15 @@ def test_kinesis_flags_and_their_environment():
     )
     assert config.starting_position == "at-timestamp:2024-06-01T00:00:00Z"
     assert parse_config(["--source", "kinesis", "--bounded"], env).bounded
+
+
+@pytest.mark.parametrize("flag", ["--bad-fix-speed", "--bad-fix-noise"])
+def test_a_bad_fix_threshold_must_be_a_finite_number(flag: str):
+    with pytest.raises(ConfigError, match=f"^{flag} .*: must be a finite number, not nan$"):
+        parse_config([flag, "nan"], {})
+
+
+def test_the_hours_grace_is_the_gap_cap_and_a_pane_unless_set():
+    assert parse_config([], {}).grace_ms == 660_000
+    assert parse_config(["--max-gap", "300", "--window", "30", "--slide", "30"], {}).grace_ms == 330_000
+    assert parse_config(["--hours-grace", "0"], {}).grace_ms == 0

@@ -206,3 +206,14 @@ def test_gfw_messages_as_its_pipelines_write_them_today_are_read_as_their_type_s
     }  # fmt: skip
     assert "ship_type" not in first  # "Not available"
     assert {p["receiver"] for p in records(result, "positions")} == {"rORBCOMM000"}
+
+
+def test_a_gfw_record_with_a_text_speed_or_a_numeric_imo_is_read():
+    from ais_pipeline.rules.json_lines import parse_json
+
+    position = parse_json('{"ssvid":"416000000","timestamp":"2021-01-01T00:00:00Z","type":"AIS.1","lat":54,'
+                          '"lon":10,"speed":"n/a","heading":"","course":NaN}')  # fmt: skip
+    assert isinstance(position, Report) and (position.lat, position.sog, position.heading) == (54.0, None, None)
+    static = parse_json('{"ssvid":416000000,"timestamp":"2021-01-01T00:00:00Z","type":"AIS.5","imo":9123456,'
+                        '"shipname":"X","lat":NaN,"lon":NaN}')  # fmt: skip
+    assert isinstance(static, Report) and json.loads(static.static) == {"imo": 9123456, "shipname": "X"}

@@ -149,3 +149,46 @@ def test_bad_fixes_added_to_a_real_track_cost_only_themselves():
     moved = [json.loads(b) for b in dirty.bad_fixes if json.loads(b)["sog"] == 99]
     assert len(moved) == added and len(dirty.bad_fixes) == len(clean.bad_fixes) + added
     assert not {b["cell"] for b in moved} & {cell for _, cell, _ in final(dirty)}  # their cells hold nothing
+
+
+EQUATOR = (0.0, 0.0)
+
+
+def test_a_bad_fix_near_a_track_does_not_take_the_tracks_next_fix_from_it():
+    # 0 s and 60 s a minute apart on the equator (about 10 kn); at 70 s a fix about a mile off,
+    # beaten by the track; at 190 s the track's next fix, which fits both: it goes on the track.
+    def at(t: float, lon: float, north_nm: float = 0.0) -> Fix:
+        return Fix(T0 + round(t * 1000), north_nm / 60, lon, "cell", "cargo")
+
+    got = run([at(0, 0.0), at(60, 0.003), at(70, 0.0033, 1.0), at(190, 0.0093)])
+    assert times(got.accepted) == [0, 60, 190] and times([b for b, _ in got.bad]) == [70]
+    assert spans(got) == [(0, 60), (60, 190)]
+
+
+@pytest.mark.parametrize("silence_min", [20, 60, 90])  # 90 nm in 90 min: 60 kn
+def test_a_fix_after_a_silence_is_judged_by_where_the_vessel_was_before_it(silence_min: int):
+    tracks = VesselTracks(max_gap_ms=10 * MIN, hold_ms=17 * MIN)
+    out = Events()
+    for f in (fix(0), fix(10)):
+        tracks.add(f)
+    for step in range(0, (silence_min + 1) * 60, 60):  # the watermark goes on while it is silent
+        got = tracks.advance(T0 + step * 1000)
+        out.accepted += got.accepted
+    back = silence_min * 60
+    tracks.add(fix(back, north_m=200))  # where it was: supported
+    tracks.add(fix(back + 30, FAR))  # 90 nm off 30 s later: not supported, beaten by the other
+    got = tracks.advance(T0 + (back + 3600) * 1000)
+    assert times(got.accepted) == [back] and times([b for b, _ in got.bad]) == [back + 30]
+
+
+def test_a_late_fix_is_not_judged_against_a_single_fix_that_is_itself_bad():
+    tracks = VesselTracks(max_gap_ms=10 * MIN)
+    for f in (fix(0), fix(60)):
+        tracks.add(f)
+    tracks.advance(T0 + 60_000)
+    tracks.add(fix(400, FAR))  # beaten by the real track at once
+    tracks.advance(T0 + 750_000)
+    late = tracks.add(fix(700, north_m=300))  # where the vessel was: not a bad fix
+    rest = tracks.advance(T0 + 2_000_000)
+    assert times(late.accepted + rest.accepted) == [700]
+    assert times([b for b, _ in late.bad + rest.bad]) == [400]

@@ -96,7 +96,7 @@ _KNOBS: dict[str, _Knob] = {
         None,
         "vessel hours: how long past a window's end plus the allowed lateness its hours (and positions held"
         " for judgement) may still come, seconds; 0: final with its reports",
-        "the gap cap, --max-gap",
+        "the gap cap (--max-gap) and a pane",
     ),
     "bad_fix_knots": _Knob(
         "--bad-fix-speed",
@@ -416,8 +416,12 @@ class PipelineConfig:
     @property
     def grace_ms(self) -> int:
         """How much longer than the allowed lateness a window takes contributions decided in time
-        but delivered later (vessel time, positions held for judgement): the gap cap unless set."""
-        return (self.max_gap_s if self.hours_grace_s is None else self.hours_grace_s) * 1000
+        but delivered later (vessel time, positions held for judgement): unless set, the gap cap
+        and a pane (the judgement of a single fix comes at the first watermark step at or after
+        the cap, up to a pane later, and must find its window open even without lateness)."""
+        if self.hours_grace_s is not None:
+            return self.hours_grace_s * 1000
+        return self.max_gap_ms + self.pane_ms
 
     @property
     def track_rules(self) -> TrackRules:
@@ -467,6 +471,9 @@ class PipelineConfig:
                      "bad_fix_noise_m"):  # fmt: skip
             if getattr(self, name) < 0:
                 raise bad(name, f"must not be negative, not {getattr(self, name)}")
+        for name in ("bad_fix_knots", "bad_fix_noise_m"):
+            if not math.isfinite(getattr(self, name)):
+                raise bad(name, f"must be a finite number, not {getattr(self, name)}")
         if self.hours_grace_s is not None and self.hours_grace_s < 0:
             raise bad("hours_grace_s", f"must not be negative, not {self.hours_grace_s}")
         if self.slide_size_s % self.slide_s != 0:

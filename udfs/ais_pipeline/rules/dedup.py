@@ -44,7 +44,7 @@ from ais_pipeline.rules.outputs import bad_fix_json, late_json, position_json, r
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
 from ais_pipeline.rules.spread import spread
-from ais_pipeline.rules.tracks import MAX_KNOTS, NOISE_M, Events, Fix, VesselTracks
+from ais_pipeline.rules.tracks import HISTORY_MS, MAX_KNOTS, NOISE_M, Events, Fix, VesselTracks
 from ais_pipeline.rules.vessel_hours import MAX_GAP_MS, UNKNOWN, static_category
 from ais_pipeline.rules.windows import SLIDING, TUMBLING, WindowSpec
 
@@ -366,7 +366,10 @@ class VesselLogic:
         """Store the tracks (none once they hold nothing) and arm the timer their next step needs."""
         nxt = track.next_timer()
         if nxt is None:
-            store.set_track(None)
+            # Nothing to step: kept for the history alone (the support of a later fix) while it
+            # is recent, as long as the vessel is.
+            history = track.history
+            store.set_track(track if history is not None and moved_to - history.ts < HISTORY_MS else None)
             meta.hours_at = TIME_UNKNOWN
             return
         store.set_track(track)

@@ -295,7 +295,7 @@ def _gpsdio(obj: dict[str, object], raw: str) -> Parsed:
     receiver = _gfw_receiver(obj)
     if msg_type in STATIC_TYPES:  # GFW's records carry a static message's fields beside it
         ship_type = _text(obj.get("shiptype"))
-        imo = _text(obj.get("imo"))
+        imo = _text(str(obj["imo"]) if isinstance(obj.get("imo"), int) else obj.get("imo"))
         fields: dict[str, object] = {
             "shipname": _text(obj.get("shipname")),
             "callsign": _text(obj.get("callsign")),
@@ -311,7 +311,7 @@ def _gpsdio(obj: dict[str, object], raw: str) -> Parsed:
     if msg_type not in POSITION_TYPES:
         return OTHER_TYPE
     lat, lon = _gfw_number(obj, "lat"), _gfw_number(obj, "lon")
-    sog, cog, heading = _gfw_number(obj, "speed"), _gfw_number(obj, "course"), _gfw_number(obj, "heading")
+    sog, cog, heading = _number(obj.get("speed")), _number(obj.get("course")), _number(obj.get("heading"))
     return _position(raw, mmsi, ts, msg_type, receiver, lat, lon, sog, cog, heading)
 
 

@@ -30,8 +30,10 @@ Each rule is a small function or method, named as docs/rules.md names it:
   vessels sending one MMSI far apart keep a track each with no segment between them.
 - **Late fixes** (:meth:`VesselTracks.add`, a fix the watermark has passed already): joins the
   track it fits nearest in time (before its first fix, within the cap: the segment to it; after
-  its last: the segment from it; inside: no time, its interval is counted already); fits none
-  while a track is within the cap of it: a bad fix at once; else accepted alone, without time.
+  its last: the segment from it; inside: no time, its interval is counted already; it is checked
+  against the track's first or last fix, the only ones kept); fits none while a real or accepted
+  track is within the cap of it: a bad fix at once; else it starts a single-fix track of its own,
+  judged as any other.
 - A track is forgotten once the watermark is ``hold_ms`` past its last fix plus the cap (a late
   next fix, kept within the allowed lateness, still completes its segment until then).
 
@@ -87,6 +89,12 @@ class Fix:
 
 def _ts(fix: Fix) -> int:
     return fix.ts
+
+
+def _rank(track: Track) -> tuple[bool, bool, int, int, int]:
+    """Which of the tracks a fix fits it joins: one a real track has not beaten, then a real one,
+    then the one whose last fix is newest, then the longest, then the oldest."""
+    return (track.beaten is None, track.confirmed, track.last.ts, track.count, -track.id)
 
 
 def distance_nm(a: Fix, b: Fix) -> float:
@@ -273,11 +281,7 @@ class VesselTracks:
         open_tracks = [t for t in self.tracks if fix.ts - t.last.ts <= cap]
         best: Track | None = None
         for track in open_tracks:
-            if self._fits(track.last, fix) and (
-                best is None
-                or (track.last.ts, track.confirmed, track.count, -track.id)
-                > (best.last.ts, best.confirmed, best.count, -best.id)
-            ):
+            if self._fits(track.last, fix) and (best is None or _rank(track) > _rank(best)):
                 best = track
         if best is not None:
             self._join(best, fix, events, after=True)
@@ -361,10 +365,10 @@ class VesselTracks:
 
     def _late(self, fix: Fix, events: Events) -> None:
         """A fix older than what the watermark has released: it joins the track it fits nearest
-        in time, is a bad fix when it fits none while one is within the cap of it, else stands
-        alone."""
+        in time; it is a bad fix when it fits none while a real (or accepted) track is within the
+        cap of it; else it starts a track of its own, judged as any single fix."""
         cap = self.max_gap_ms
-        best: tuple[int, Track] | None = None
+        best: tuple[tuple[bool, bool, int], Track] | None = None
         nearest: tuple[int, Fix] | None = None
         for track in self.tracks:
             if fix.ts < track.first.ts:
@@ -376,10 +380,12 @@ class VesselTracks:
                 gap = 0
             if gap > cap:
                 continue
-            if nearest is None or abs(ref.ts - fix.ts) < nearest[0]:
+            if self._fits(ref, fix):
+                rank = (track.beaten is None, track.confirmed, -gap)
+                if best is None or rank > best[0]:
+                    best = (rank, track)
+            elif track.emitted and (nearest is None or abs(ref.ts - fix.ts) < nearest[0]):
                 nearest = (abs(ref.ts - fix.ts), ref)
-            if self._fits(ref, fix) and (best is None or gap < best[0]):
-                best = (gap, track)
         if best is not None:
             track = best[1]
             if fix.ts < track.first.ts:
@@ -400,6 +406,8 @@ class VesselTracks:
         if nearest is not None:
             events.bad.append((fix, Conflict.between(fix, nearest[1])))
             return
-        events.accepted.append(fix)
-        events.behind += 1
-        self._new_track(fix, emitted=True)
+        track = self._new_track(fix)
+        track.supported = self._supported(fix)
+        for other in self.tracks:
+            if other is not track and not other.emitted and abs(other.last.ts - fix.ts) <= cap:
+                self._conflict(track, other)

@@ -93,13 +93,14 @@ class VesselGaps:
     def position(self, mmsi: int, ts: int, lat: float, lon: float, category: str) -> Gap | None:
         """An accepted position; the gap it closes, if it ends one. A position older than the last
         one (a late one) is counted, and ends nothing."""
-        self._count(ts)
         last = self.last
         if last is not None and ts <= last.ts:
+            self._count(ts)
             return None
         gap = None
         if last is not None and ts - last.ts >= self.min_gap_ms:
             gap = Gap(mmsi, self.category, last, Fix(ts, lat, lon), self.before(last.ts))
+        self._count(ts)
         self.last, self.category, self.open_emitted = Fix(ts, lat, lon), category, False
         return gap
 

@@ -102,7 +102,11 @@ def test_a_drain_whose_cluster_closed_before_the_savepoint_was_looked_at_is_a_dr
     monkeypatch.setattr(execution, "rest_json", late)
     errors: list[str] = []
     interrupt_once_read(port, SAMPLE_LINES, errors)
-    outcome = file_job(config)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        outcome = file_job(config)
+    finally:
+        signal.signal(signal.SIGINT, before)  # a stopped run leaves Ctrl-C ignored: this is pytest's
     assert not errors, errors
     assert looked, "the savepoint's status was never read: the race did not happen"
     assert outcome.summary["stopped"] == "drained"

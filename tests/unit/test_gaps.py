@@ -33,7 +33,7 @@ def test_positions_six_hours_apart_make_a_gap_and_one_second_less_does_not():
     gap = v.position(MMSI, T0 + 12 * HOUR_MS - 1000, 55.2, 5.0, "cargo")
     start, end = Fix(T0 + 6 * HOUR_MS - 1000, 55.1, 5.0), Fix(T0 + 12 * HOUR_MS - 1000, 55.2, 5.0)
     assert gap == Gap(MMSI, "fishing", start, end, 2)
-    assert gap is not None and gap.duration_ms(0) == 6 * HOUR_MS and not gap.open
+    assert gap is not None and gap.duration_ms(0) == 6 * HOUR_MS and not gap.is_open
 
 
 def test_a_silence_past_the_threshold_is_an_open_gap_once_then_closed_when_heard_again():
@@ -42,7 +42,7 @@ def test_a_silence_past_the_threshold_is_an_open_gap_once_then_closed_when_heard
     assert v.opens_at() == T0 + 6 * HOUR_MS
     assert v.advance(MMSI, T0 + 6 * HOUR_MS - 1) is None
     opened = v.advance(MMSI, T0 + 6 * HOUR_MS)
-    assert opened is not None and opened.open and opened.duration_ms(T0 + 7 * HOUR_MS) == 7 * HOUR_MS
+    assert opened is not None and opened.is_open and opened.duration_ms(T0 + 7 * HOUR_MS) == 7 * HOUR_MS
     assert v.advance(MMSI, T0 + 20 * HOUR_MS) is None and v.opens_at() is None  # emitted once
     closed = v.position(MMSI, T0 + 20 * HOUR_MS, 55.5, 5.0, "fishing")
     assert closed is not None and closed.start == opened.start and closed.end == Fix(T0 + 20 * HOUR_MS, 55.5, 5.0)

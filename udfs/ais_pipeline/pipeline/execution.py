@@ -71,7 +71,8 @@ class StopSignals:
     """SIGINT, SIGTERM and SIGHUP counted while the block runs, and the handlers of before put
     back after it. Python leaves SIGINT ignored when the process started with it ignored (a
     background job of a shell without job control, a service manager): the run still stops on it.
-    Outside the main thread (where no handler can be set) nothing is counted."""
+    Outside the main thread (where no handler can be set) nothing is counted. Once one was counted,
+    they stay ignored after the block: the run is ending."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -89,8 +90,15 @@ class StopSignals:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        # A run that was told to stop is ending: one more Ctrl-C (a user pressing it twice) must
+        # not cut short what is left of it, nor kill the process while Python shuts down (which
+        # puts back the default handler of any signal that has a Python one), so the signals stay
+        # ignored from then on.
         for sig, handler in self._before.items():
-            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+            if self.count:
+                signal.signal(sig, signal.SIG_IGN)
+            else:
+                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         self._before.clear()
 
 

@@ -59,7 +59,7 @@ class Gap:
     positions_before: int
 
     @property
-    def open(self) -> bool:
+    def is_open(self) -> bool:
         return self.end is None
 
     def duration_ms(self, watermark: int) -> int:

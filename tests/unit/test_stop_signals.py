@@ -1,0 +1,43 @@
+"""The stop signals of a run: counted, not raised, while its job runs; put back after a run that
+was not stopped; ignored after one that was (a second Ctrl-C must not kill a run that is ending)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from ais_pipeline.pipeline.execution import StopSignals
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def handlers():
+    before = {sig: signal.getsignal(sig) for sig in StopSignals.SIGNALS}
+    yield before
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
+
+
+def test_signals_during_the_block_are_counted_not_raised(handlers) -> None:
+    with StopSignals() as stops:
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGHUP)
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert stops.count == 3
+
+
+def test_a_block_without_a_signal_puts_the_handlers_of_before_back(handlers) -> None:
+    with StopSignals() as stops:
+        pass
+    assert stops.count == 0
+    assert {sig: signal.getsignal(sig) for sig in StopSignals.SIGNALS} == handlers
+
+
+def test_after_a_stop_a_second_ctrl_c_is_ignored_not_raised(handlers) -> None:
+    with StopSignals():
+        os.kill(os.getpid(), signal.SIGINT)
+    assert all(signal.getsignal(sig) is signal.SIG_IGN for sig in StopSignals.SIGNALS)
+    os.kill(os.getpid(), signal.SIGINT)  # raised as KeyboardInterrupt if it were not ignored

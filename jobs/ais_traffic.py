@@ -13,7 +13,6 @@ tables too with ``--postgres``, the aggregates into a DynamoDB table with ``--dy
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from ais_pipeline.config import PipelineConfig, parse_config, submitted_by_flink
 from ais_pipeline.errors import Cancelled, guarded
 from ais_pipeline.pipeline import aws, kafka, sinks, sources, webui
 from ais_pipeline.pipeline.environment import local_environment
+from ais_pipeline.pipeline.execution import install_interrupt
 from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, submit_kafka, submit_kinesis
 from ais_pipeline.pipeline.topology import Streams, build_pipeline
 from ais_pipeline.rules.feeds import parse_feed_url
@@ -148,10 +148,9 @@ def main(argv: Sequence[str]) -> int:
     for handler in logging.getLogger().handlers:
         handler.addFilter(not_a_stop)
     log.setLevel(logging.INFO)
-    # SIGTERM (a service manager, kill) and SIGHUP (the terminal closed) stop the run as Ctrl-C
-    # does, from its first step on: a cluster of its own, half started, is stopped too.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    signal.signal(signal.SIGHUP, signal.default_int_handler)
+    # Ctrl-C, SIGTERM (a service manager, kill) and SIGHUP (the terminal closed) stop the run from
+    # its first step on: a cluster of its own, half started, is stopped too.
+    install_interrupt()
     config = prepared(argv)
     webui.announce(config)
     try:

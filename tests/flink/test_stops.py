@@ -102,11 +102,14 @@ def test_a_drain_whose_cluster_closed_before_the_savepoint_was_looked_at_is_a_dr
     monkeypatch.setattr(execution, "rest_json", late)
     errors: list[str] = []
     interrupt_once_read(port, SAMPLE_LINES, errors)
-    before = signal.getsignal(signal.SIGINT)
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         outcome = file_job(config)
     finally:
-        signal.signal(signal.SIGINT, before)  # a stopped run leaves Ctrl-C ignored: this is pytest's
+        # A stopped run leaves the stop signals ignored (and what this process starts after it
+        # would inherit that): these are pytest's.
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
     assert not errors, errors
     assert looked, "the savepoint's status was never read: the race did not happen"
     assert outcome.summary["stopped"] == "drained"

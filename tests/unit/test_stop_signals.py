@@ -41,3 +41,20 @@ def test_after_a_stop_a_second_ctrl_c_is_ignored_not_raised(handlers) -> None:
         os.kill(os.getpid(), signal.SIGINT)
     assert all(signal.getsignal(sig) is signal.SIG_IGN for sig in StopSignals.SIGNALS)
     os.kill(os.getpid(), signal.SIGINT)  # raised as KeyboardInterrupt if it were not ignored
+
+
+def test_a_stop_lost_before_the_job_was_submitted_still_stops_the_run(handlers) -> None:
+    from ais_pipeline.errors import StoppedBeforeStart
+    from ais_pipeline.pipeline import execution
+
+    try:
+        execution.interrupt(signal.SIGINT, None)
+    except KeyboardInterrupt:
+        pass  # as a finalizer of a library drops what it raises
+    with StopSignals() as stops, pytest.raises(StoppedBeforeStart):
+        # No job is submitted: the environment is never touched.
+        execution.execute(None, "never", execution.LocalJob(0), stops=stops)  # type: ignore[arg-type]
+    assert stops.count == 1
+    with StopSignals() as later:
+        pass
+    assert later.count == 0  # taken once

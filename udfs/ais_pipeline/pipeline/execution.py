@@ -32,7 +32,7 @@ from typing import Any
 
 from pyflink.datastream import StreamExecutionEnvironment
 
-from ais_pipeline.errors import JobFailed
+from ais_pipeline.errors import JobFailed, StoppedBeforeStart
 from ais_pipeline.jvm.gateway import innermost_cause
 from ais_pipeline.pipeline.progress import ProgressLine, rest_json
 
@@ -67,6 +67,25 @@ class LocalJob:
         return f"http://127.0.0.1:{self.rest_port}"
 
 
+_REQUESTED = [0]  # stops raised by :func:`interrupt` that no run has taken yet
+
+
+def interrupt(signum: int, frame: FrameType | None) -> None:
+    """The handler of SIGINT, SIGTERM and SIGHUP before a run's job is submitted: a
+    KeyboardInterrupt, remembered. Raised in the middle of a library's cleanup (py4j frees JVM
+    objects from finalizers, where an exception is printed and dropped) it would be lost; the
+    run's :class:`StopSignals` starts from the stops remembered, so the run stops anyway."""
+    _REQUESTED[0] += 1
+    raise KeyboardInterrupt
+
+
+def install_interrupt() -> None:
+    """Stop on SIGINT, SIGTERM and SIGHUP from the program's first step (SIGINT too when the
+    process started with it ignored: the run still stops on it)."""
+    for sig in StopSignals.SIGNALS:
+        signal.signal(sig, interrupt)
+
+
 class StopSignals:
     """SIGINT, SIGTERM and SIGHUP counted while the block runs, and the handlers of before put
     back after it. Python leaves SIGINT ignored when the process started with it ignored (a
@@ -80,6 +99,11 @@ class StopSignals:
         self.count = 0
         self._before: dict[int, Any] = {}
 
+    def take_requested(self) -> None:
+        """Count the stops :func:`interrupt` raised that never stopped the run (lost on the way)."""
+        self.count += _REQUESTED[0]
+        _REQUESTED[0] = 0
+
     def _on(self, signum: int, frame: FrameType | None) -> None:
         self.count += 1
 
@@ -87,6 +111,7 @@ class StopSignals:
         if threading.current_thread() is threading.main_thread() and not self._before:
             for sig in self.SIGNALS:
                 self._before[sig] = signal.signal(sig, self._on)
+        self.take_requested()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -205,6 +230,9 @@ def execute(
     caller's count of stop signals, when it keeps counting them after the job (while it sums the
     run up); else the signals are counted while this runs."""
     with StopSignals() if stops is None else nullcontext(stops) as stops:
+        stops.take_requested()
+        if stops.count:  # a stop came while the job was being made, and was lost on the way
+            raise StoppedBeforeStart
         job = RunningJob(env.execute_async(name))
         line = ProgressLine(local.rest, job.id, local.total_bytes)
         try:

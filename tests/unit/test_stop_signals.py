@@ -58,3 +58,26 @@ def test_a_stop_lost_before_the_job_was_submitted_still_stops_the_run(handlers) 
     with StopSignals() as later:
         pass
     assert later.count == 0  # taken once
+
+
+def test_a_stop_dropped_by_a_finalizer_prints_no_traceback_and_still_counts(handlers, capsys) -> None:
+    import gc
+    import sys
+
+    from ais_pipeline.pipeline import execution
+
+    class Finalized:
+        def __del__(self) -> None:
+            execution.interrupt(signal.SIGINT, None)  # as a Ctrl-C that lands in py4j's finalizer
+
+    before = sys.unraisablehook
+    execution.install_interrupt()
+    try:
+        Finalized()
+        gc.collect()
+    finally:
+        sys.unraisablehook = before
+    assert "Traceback" not in capsys.readouterr().err
+    with StopSignals() as stops:
+        pass
+    assert stops.count == 1

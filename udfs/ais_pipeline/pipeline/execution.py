@@ -21,6 +21,7 @@ import http.client
 import json
 import logging
 import signal
+import sys
 import threading
 import time
 import urllib.request
@@ -79,11 +80,20 @@ def interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _unraisable(unraisable: Any) -> None:
+    """Python's hook for an exception it cannot raise (in a finalizer): a stop raised there is
+    remembered by :func:`interrupt` and stops the run; its traceback is not printed."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def install_interrupt() -> None:
     """Stop on SIGINT, SIGTERM and SIGHUP from the program's first step (SIGINT too when the
     process started with it ignored: the run still stops on it)."""
     for sig in StopSignals.SIGNALS:
         signal.signal(sig, interrupt)
+    sys.unraisablehook = _unraisable
 
 
 class StopSignals:

@@ -240,8 +240,7 @@ def execute(
     caller's count of stop signals, when it keeps counting them after the job (while it sums the
     run up); else the signals are counted while this runs."""
     with StopSignals() if stops is None else nullcontext(stops) as stops:
-        stops.take_requested()
-        if stops.count:  # a stop came while the job was being made, and was lost on the way
+        if stops.count:  # a stop came before the job was submitted (one lost on the way, too)
             raise StoppedBeforeStart
         job = RunningJob(env.execute_async(name))
         line = ProgressLine(local.rest, job.id, local.total_bytes)

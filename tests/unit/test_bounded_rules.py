@@ -81,9 +81,9 @@ def test_a_vessels_track_holds_nothing_once_its_positions_are_used():
     time = [(p.pane_start - T0, p.vessel_ms) for p in vessel.released if p.vessel_ms]
     assert time == [(0, 60_000), (60_000, 60_000)]
     assert sum(p.reports for p in vessel.released) == 3  # each position's report, once judged
-    track = store.track()  # the last position dropped past the gap cap: only the history is held
+    track = store.track()  # the last position dropped past the gap cap: only its lineage's end is held
     assert track is not None and track.pending == [] and track.tracks == []
-    assert track.history is not None and track.history.ts == T0 + 120_000
+    assert [f.ts for f in track.recent] == [T0 + 120_000]
 
 
 def test_timers_fall_on_the_last_millisecond_of_a_watermark_step():

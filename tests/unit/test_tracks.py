@@ -192,3 +192,67 @@ def test_a_late_fix_is_not_judged_against_a_single_fix_that_is_itself_bad():
     rest = tracks.advance(T0 + 2_000_000)
     assert times(late.accepted + rest.accepted) == [700]
     assert times([b for b, _ in late.bad + rest.bad]) == [400]
+
+
+def _step_all(tracks: VesselTracks, fixes: list[Fix], step_s: int = 60, until_s: int = 0) -> Events:
+    """Each fix added when its minute comes, the watermark stepping a minute at a time, as the
+    job's timers move it; the state is written and read back at every step."""
+    out = Events()
+    last = max(f.ts for f in fixes) - T0 + 3600_000 if not until_s else until_s * 1000
+    by_time = sorted(fixes, key=lambda f: f.ts)
+    i = 0
+    for at in range(0, last + 1, step_s * 1000):
+        while i < len(by_time) and by_time[i].ts - T0 <= at:
+            tracks.add(by_time[i])
+            i += 1
+        got = tracks.advance(T0 + at)
+        out.accepted += got.accepted
+        out.bad += got.bad
+        out.segments += got.segments
+        state = json.loads(json.dumps(tracks.to_list()))
+        tracks = VesselTracks(tracks.max_gap_ms, tracks.hold_ms).restore(state)
+    return out
+
+
+def test_two_vessels_sharing_one_mmsi_far_apart_keep_both_even_when_one_is_heard_every_twenty_minutes():
+    # A heard every minute from 5 min on; B, 90 nm off, twice at first, then every 20 min: each
+    # later B fix fits no open track, and goes on from B's last fix (its lineage), so none is
+    # judged against A.
+    a = [fix(t * 60, north_m=t * 100) for t in range(5, 120)]
+    b = [fix(t * 60 + 30, FAR, north_m=t * 50) for t in [0, 1, *range(20, 120, 20)]]
+    got = _step_all(VesselTracks(max_gap_ms=10 * MIN, hold_ms=3 * MIN), a + b)
+    assert not got.bad and len(got.accepted) == len(a) + len(b)
+    assert all(abs(x.lat - y.lat) < 0.1 for x, y in got.segments)  # no segment joins them
+
+
+def test_a_far_fix_heard_after_a_day_of_silence_while_another_track_is_open_is_a_bad_fix():
+    # B's lineage ended more than a day (gpsdio-segment's max_hours) before its next fix.
+    a = [fix(t * 60) for t in range(0, 26 * 60, 10)]
+    b = [fix(0, FAR), fix(60, FAR), fix((24 * 60 + 30) * 60, FAR)]
+    got = _step_all(VesselTracks(max_gap_ms=10 * MIN, hold_ms=3 * MIN), a + b, step_s=600)
+    assert times([x for x, _ in got.bad]) == [(24 * 60 + 30) * 60]
+
+
+@pytest.mark.parametrize("moved_first", [False, True])
+def test_a_moved_reading_of_a_transmission_is_a_bad_fix_even_where_another_transmitter_was(moved_first: bool):
+    # Two transmitters on one MMSI: A at HERE every 15 min (over the cap: each fix goes on from A's
+    # lineage), C at FAR until 2 h before. At 3 h a reading of A's transmission moved to where C
+    # was: it fits C's lineage at 0 kn, but A's fix of the same second is the one that is right.
+    a = [fix(t * 60) for t in range(0, 4 * 60, 15)]
+    c = [fix(t * 60, FAR) for t in range(1, 60, 15)]
+    moved = fix(3 * 3600, FAR)
+    real = next(f for f in a if f.ts == moved.ts)
+    a.remove(real)
+    tracks = VesselTracks(max_gap_ms=10 * MIN, hold_ms=3 * MIN)
+    got = _step_all(tracks, a + c + ([moved, real] if moved_first else [real, moved]))
+    assert [(x.ts, x.lat) for x, _ in got.bad] == [(moved.ts, FAR[0])]
+    assert len(got.accepted) == len(a) + len(c) + 1
+
+
+def test_tracks_written_before_lineages_are_read_back_with_their_one_history_fix():
+    tracks = VesselTracks(max_gap_ms=10 * MIN)
+    old = [[], [], T0, 3, fix(0).to_list()]  # the history was one fix
+    assert [f.ts for f in tracks.restore(old).recent] == [T0]
+    assert VesselTracks(max_gap_ms=10 * MIN).restore([[], [], T0, 3, None]).recent == []
+    track = [0, fix(0).to_list(), fix(60).to_list(), 2, True, True, [], None, True]  # no continued flag
+    assert not tracks.restore([[], [track], T0, 1, None]).tracks[0].continued

@@ -366,10 +366,10 @@ class VesselLogic:
         """Store the tracks (none once they hold nothing) and arm the timer their next step needs."""
         nxt = track.next_timer()
         if nxt is None:
-            # Nothing to step: kept for the history alone (the support of a later fix) while it
-            # is recent, as long as the vessel is.
-            history = track.history
-            store.set_track(track if history is not None and moved_to - history.ts < HISTORY_MS else None)
+            # Nothing to step: kept for its lineage ends alone (a later fix may go on from one)
+            # while they are recent, as long as the vessel is.
+            newest = track.newest_recent()
+            store.set_track(track if newest is not None and moved_to - newest < HISTORY_MS else None)
             meta.hours_at = TIME_UNKNOWN
             return
         store.set_track(track)

@@ -16,11 +16,20 @@ Each rule is a small function or method, named as docs/rules.md names it:
   one that fits none while others are open *conflicts* with them.
 - **Confirmed** (:meth:`VesselTracks._join`): a track with two fixes is real. Its fixes are
   accepted, and every open single-fix track it conflicted with is *beaten*.
-- **Supported** (:meth:`VesselTracks._supported`): a fix that starts a track is supported when it
-  fits the vessel's last accepted fix before it (of a track that has ended, within
-  :data:`HISTORY_MS`), or when there is none. Of two single-fix tracks in conflict, one that is
-  not supported is beaten by one that is: on a sparse track, the fix that agrees with where the
-  vessel was wins.
+- **Lineage** (:meth:`VesselTracks._lineage`, gpsdio-segment's segments, which it keeps for
+  ``max_hours``, 24): a fix that fits no open track goes on from a *lineage end* it fits, if any:
+  the last fix of an accepted track no longer open that no later track went on from, up to
+  :data:`HISTORY_MS` before it (bad fixes are no lineage's end). Of several, the one with the best
+  :func:`lineage_score` (near and recent). Its track is real at once: a second transmitter of one
+  MMSI heard every 20 minutes keeps its fixes while the first one's track is open. A fix at the
+  same second as a real open track's fix it does not fit goes on from no lineage: it is another
+  reading of that transmission.
+- **One reading a second** (:meth:`VesselTracks._first_of_second`): of fixes at the same time,
+  one that fits an open track is placed first, then the one with the best lineage score, so the
+  order they came in decides nothing.
+- **Supported** (:meth:`VesselTracks._supported`): a fix that starts a single-fix track is
+  supported when the vessel has no lineage end before it. Of two single-fix tracks in conflict,
+  one that is not supported is beaten by one that is.
 - **Judged** (:meth:`VesselTracks._judge`): a track still of one fix when the watermark passes
   its fix plus the cap is judged: beaten, its fix is a bad fix (it conflicted with a real track,
   or with a supported fix); else it is accepted (a vessel seen once, or a fix next to others of
@@ -53,7 +62,10 @@ from ais_pipeline.rules.records import TIME_UNKNOWN
 EARTH_RADIUS_NM = 6371.0088 / 1.852  # mean Earth radius (IUGG), in nautical miles
 MAX_KNOTS = 50.0
 NOISE_M = 500.0
-HISTORY_MS = 24 * 3_600_000  # how far back a fix is looked at for support (gpsdio-segment's max_hours)
+HISTORY_MS = 24 * 3_600_000  # how far back a lineage is gone on from (gpsdio-segment's max_hours)
+MAX_RECENT = 16  # lineage ends kept per vessel, the newest
+LINEAGE_PENALTY_KNOTS = 5.0  # gpsdio-segment's penalty_speed
+LINEAGE_BUFFER_HOURS = 0.25  # gpsdio-segment's buffer_hours
 
 
 @dataclass(slots=True)
@@ -113,6 +125,14 @@ def fits(a: Fix, b: Fix, max_knots: float, noise_nm: float) -> bool:
     return distance_nm(a, b) <= max_knots * abs(b.ts - a.ts) / 3_600_000 + noise_nm
 
 
+def lineage_score(distance: float, hours: float) -> float:
+    """How well a fix goes on from a lineage end ``distance`` nm and ``hours`` before it: gpsdio-
+    segment's match metric for a vessel expected to stay where it was, ``exp(-(v / 5 kn)^2)`` (its
+    penalty speed) over the time padded by a quarter hour (its buffer): near and recent wins."""
+    padded = math.hypot(hours, LINEAGE_BUFFER_HOURS)
+    return math.exp(-((distance / padded / LINEAGE_PENALTY_KNOTS) ** 2)) / padded
+
+
 @dataclass(slots=True)
 class Conflict:
     """What a bad fix conflicted with: the other track's fix, and how far apart they were."""
@@ -148,6 +168,7 @@ class Track:
     rivals: list[int] = field(default_factory=list)
     beaten: Conflict | None = None
     supported: bool = True
+    continued: bool = False  # a later track goes on from its last fix (see VesselTracks._lineage)
 
     def to_list(self) -> list[object]:
         beaten = None
@@ -156,14 +177,15 @@ class Track:
             beaten = [b.ts, b.lat, b.lon, b.distance_nm, b.seconds]
         return [
             self.id, self.first.to_list(), self.last.to_list(), self.count, self.emitted, self.confirmed,
-            self.rivals, beaten, self.supported,
+            self.rivals, beaten, self.supported, self.continued,
         ]  # fmt: skip
 
     @classmethod
     def from_list(cls, v: list[Any]) -> Track:
         beaten = None if v[7] is None else Conflict(*v[7])
         first, last = Fix.from_list(v[1]), Fix.from_list(v[2])
-        return cls(v[0], first, last, v[3], v[4], v[5], list(v[6]), beaten, v[8])
+        continued = bool(v[9]) if len(v) > 9 else False  # state written before the lineage rule
+        return cls(v[0], first, last, v[3], v[4], v[5], list(v[6]), beaten, v[8], continued)
 
 
 @dataclass
@@ -195,26 +217,33 @@ class VesselTracks:
     tracks: list[Track] = field(default_factory=list)
     released_to: int = TIME_UNKNOWN
     next_id: int = 0
-    # The last fix of the newest accepted track that is forgotten: the support of a later fix.
-    history: Fix | None = None
+    # The ends of the lineages no held track goes on from, oldest first: the last fix of each
+    # forgotten accepted track no later one continued (its time and place only).
+    recent: list[Fix] = field(default_factory=list)
 
     # -- state -------------------------------------------------------------------------------
     def to_list(self) -> list[object]:
-        history = None if self.history is None else self.history.to_list()
         pending = [f.to_list() for f in self.pending]
-        return [pending, [t.to_list() for t in self.tracks], self.released_to, self.next_id, history]
+        recent = [f.to_list() for f in self.recent]
+        return [pending, [t.to_list() for t in self.tracks], self.released_to, self.next_id, recent]
 
     def restore(self, v: list[Any]) -> VesselTracks:
-        pending, tracks, self.released_to, self.next_id, history = v
+        pending, tracks, self.released_to, self.next_id, recent = v
         self.pending = [Fix.from_list(f) for f in pending]
         self.tracks = [Track.from_list(t) for t in tracks]
-        self.history = None if history is None else Fix.from_list(history)
+        if recent and not isinstance(recent[0], list):  # state written before: one fix, or none
+            recent = [recent]
+        self.recent = [Fix.from_list(f) for f in recent or ()]
         return self
 
     @property
     def empty(self) -> bool:
-        """Nothing held but, perhaps, the history: the caller may drop it all."""
+        """Nothing held but, perhaps, the lineages' ends: the caller may drop it all."""
         return not self.pending and not self.tracks
+
+    def newest_recent(self) -> int | None:
+        """The time of the newest lineage end kept, if any (how long the caller keeps them)."""
+        return self.recent[-1].ts if self.recent else None
 
     # -- input -------------------------------------------------------------------------------
     def add(self, fix: Fix) -> Events:
@@ -246,7 +275,7 @@ class VesselTracks:
                     if at <= watermark and (judge is None or at < judge.last.ts + cap):
                         judge = track
             if fix_at is not None and (judge is None or fix_at <= judge.last.ts + cap):
-                self._place(pending.pop(0), events)
+                self._place(pending.pop(self._first_of_second()), events)
             elif judge is not None:
                 self._judge(judge, events)
             else:
@@ -255,9 +284,11 @@ class VesselTracks:
         for track in self.tracks:
             if track.last.ts + cap + self.hold_ms > watermark:
                 kept.append(track)
-            elif track.emitted and (self.history is None or track.last.ts > self.history.ts):
-                self.history = track.last
+            elif track.emitted and not track.continued:
+                self._remember(track.last)
         self.tracks = kept
+        if self.recent and self.recent[0].ts < watermark - HISTORY_MS:
+            self.recent = [f for f in self.recent if f.ts >= watermark - HISTORY_MS]
         if watermark > self.released_to:
             self.released_to = watermark
         return events
@@ -274,9 +305,38 @@ class VesselTracks:
     def _fits(self, a: Fix, b: Fix) -> bool:
         return fits(a, b, self.max_knots, self.noise_nm)
 
+    def _first_of_second(self) -> int:
+        """**One reading a second**: of the held fixes at the oldest time, the one placed first:
+        one that fits an open track, else the one that goes on from a lineage with the best
+        score, else the first that came (usually there is one)."""
+        pending = self.pending
+        ts = pending[0].ts
+        if len(pending) == 1 or pending[1].ts != ts:
+            return 0
+        best: tuple[float, int] | None = None
+        cap = self.max_gap_ms
+        for i, fix in enumerate(pending):
+            if fix.ts != ts:
+                break
+            if any(ts - t.last.ts <= cap and self._fits(t.last, fix) for t in self.tracks):
+                return i
+            match = self._lineage_match(fix, self._lineage_ends(fix))
+            if match is not None and (best is None or match[0] > best[0]):
+                best = (match[0], i)
+        return 0 if best is None else best[1]
+
+    def _remember(self, fix: Fix) -> None:
+        """Keep a lineage's end (its time and place only), in time order, at most
+        :data:`MAX_RECENT` of them."""
+        end = Fix(fix.ts, fix.lat, fix.lon, fix.cell, fix.category)
+        bisect.insort(self.recent, end, key=_ts)
+        if len(self.recent) > MAX_RECENT:
+            del self.recent[0]
+
     def _place(self, fix: Fix, events: Events) -> None:
         """A fix the watermark has passed, in time order: it joins the open track it fits, or
-        starts one (conflicting with the open tracks it does not fit)."""
+        starts one: going on from a lineage it fits (a real track at once), or else a single fix
+        (conflicting with the open tracks it does not fit)."""
         cap = self.max_gap_ms
         open_tracks = [t for t in self.tracks if fix.ts - t.last.ts <= cap]
         best: Track | None = None
@@ -286,10 +346,53 @@ class VesselTracks:
         if best is not None:
             self._join(best, fix, events, after=True)
             return
+        ends = self._lineage_ends(fix)
+        # A fix at the second of a real track's fix it does not fit is another reading of the
+        # same transmission (or a rarer coincidence): that track's fix is the one that is right.
+        same_second = any(t.confirmed and t.last.ts == fix.ts for t in open_tracks)
+        origin = None if same_second else self._lineage(fix, ends)
         track = self._new_track(fix)
-        track.supported = self._supported(fix)
-        for other in open_tracks:
-            self._conflict(track, other)
+        if origin is None:
+            track.supported = not ends
+            for other in open_tracks:
+                self._conflict(track, other)
+            return
+        if isinstance(origin, Track):
+            origin.continued = True
+        else:
+            self.recent.remove(origin)
+        track.confirmed = track.emitted = True
+        events.accepted.append(fix)
+        for other in open_tracks:  # it fits none of them: a single fix among them is beaten
+            if not other.confirmed and not other.emitted and other.beaten is None:
+                other.beaten = Conflict.between(other.first, fix)
+
+    def _lineage_ends(self, fix: Fix) -> list[Track | Fix]:
+        """The ends of the vessel's lineages a fix could go on from: the last fixes of its
+        accepted tracks no longer open and not continued, and the remembered ends, up to
+        :data:`HISTORY_MS` before it."""
+        ends: list[Track | Fix] = [
+            t for t in self.tracks
+            if t.emitted and not t.continued and self.max_gap_ms < fix.ts - t.last.ts <= HISTORY_MS
+        ]  # fmt: skip
+        ends += [f for f in self.recent if 0 <= fix.ts - f.ts <= HISTORY_MS]
+        return ends
+
+    def _lineage(self, fix: Fix, ends: list[Track | Fix]) -> Track | Fix | None:
+        """**Lineage** (gpsdio-segment's segments, kept up to its ``max_hours``): a fix that fits
+        no open track goes on from the lineage end it fits with the best score, if any."""
+        best = self._lineage_match(fix, ends)
+        return None if best is None else best[1]
+
+    def _lineage_match(self, fix: Fix, ends: list[Track | Fix]) -> tuple[float, Track | Fix] | None:
+        best: tuple[float, Track | Fix] | None = None
+        for end in ends:
+            last = end.last if isinstance(end, Track) else end
+            if self._fits(last, fix):
+                score = lineage_score(distance_nm(last, fix), (fix.ts - last.ts) / 3_600_000)
+                if best is None or score > best[0]:
+                    best = (score, end)
+        return best
 
     def _new_track(self, fix: Fix, emitted: bool = False) -> Track:
         track = Track(self.next_id, fix, fix, emitted=emitted)
@@ -298,16 +401,10 @@ class VesselTracks:
         return track
 
     def _supported(self, fix: Fix) -> bool:
-        """Whether a fix that starts a track fits the vessel's last accepted fix before it (of a
-        track that is no longer open, within the history); True when there is none."""
-        previous = self.history
-        for track in self.tracks:
-            if track.emitted and fix.ts - track.last.ts > self.max_gap_ms:
-                if previous is None or track.last.ts > previous.ts:
-                    previous = track.last
-        if previous is None or not 0 <= fix.ts - previous.ts <= HISTORY_MS:
-            return True
-        return self._fits(previous, fix)
+        """Whether a fix that starts a track fits one of the vessel's lineage ends before it;
+        True when there is none."""
+        ends = self._lineage_ends(fix)
+        return not ends or self._lineage(fix, ends) is not None
 
     def _conflict(self, new: Track, other: Track) -> None:
         """A new single-fix track that fits no open track: beaten at once by a real one; rivals
@@ -357,7 +454,7 @@ class VesselTracks:
         else accepted."""
         if track.beaten is not None:
             events.bad.append((track.first, track.beaten))
-            self.tracks.remove(track)
+            self.tracks.remove(track)  # and no lineage: what is judged not a position supports none
         else:
             events.accepted.append(track.first)
             track.emitted = True

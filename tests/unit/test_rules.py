@@ -197,15 +197,18 @@ def test_late_for_every_window_goes_to_the_late_output_once_per_kind():
 def test_report_within_allowed_lateness_fires_the_window_again_with_the_next_revision():
     lines = [
         tagged(position(A, 52.0, 4.0, sog=10.0), T0 + 5),
-        tagged(position(B, 60.0, 10.0), T0 + 90),  # watermark T0+80: tumbling [T0, T0+60) fires
-        tagged(position(244000003, 52.0, 4.0, sog=20.0), T0 + 30),  # same cell as A, within lateness
+        tagged(position(A, 52.0001, 4.0, sog=12.0), T0 + 15),  # a track of two fixes: judged at once
+        tagged(position(B, 60.0, 10.0), T0 + 150),  # watermark T0+140: tumbling [T0, T0+60) has fired
+        # Same cell as A, within the allowed lateness; a lone fix, judged (and so counted) later,
+        # within the grace.
+        tagged(position(244000003, 52.0, 4.0, sog=20.0), T0 + 30),
     ]
     result = run(lines)
     cell = records(result, "positions")[0]["cell"]
     firings = [a for a in records(result, "aggregates") if a["window"] == "tumbling" and a["cell"] == cell]
     assert [(a["revision"], a["reports"], a["vessels"], a["avg_sog"]) for a in firings] == [
-        (0, 1, 1, 10.0),
-        (1, 2, 2, 15.0),
+        (0, 2, 1, 11.0),
+        (1, 3, 2, 14.0),
     ]
     assert result.late == []
 

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from ais_pipeline.pipeline.execution import StopSignals
+from ais_pipeline.pipeline.execution import StopSignals, still_starting
 
 pytestmark = pytest.mark.unit
 
@@ -81,3 +81,15 @@ def test_a_stop_dropped_by_a_finalizer_prints_no_traceback_and_still_counts(hand
     with StopSignals() as stops:
         pass
     assert stops.count == 1
+
+
+def test_a_drain_that_came_before_the_jobs_tasks_ran_is_asked_for_again_and_no_other_failure_is():
+    cause = (
+        "java.util.concurrent.CompletionException: org.apache.flink.runtime.checkpoint.CheckpointException: "
+        "Checkpoint triggering task Source: read lines (1/1) of job 18bc is not being executed at the moment. "
+        "Aborting checkpoint. Failure reason: Not all required tasks are currently running.\n\tat java.base/..."
+    )
+    assert still_starting({"class": "java.util.concurrent.CompletionException", "stack-trace": cause})
+    declined = cause.replace("Not all required tasks are currently running", "Checkpoint was declined")
+    assert not still_starting({"class": "java.util.concurrent.CompletionException", "stack-trace": declined})
+    assert not still_starting({"class": "java.io.IOException"})

@@ -185,10 +185,17 @@ def request_drain(rest: str, job_id: str, directory: Path) -> str:
         return str(json.load(resp)["request-id"])
 
 
+def still_starting(failure: dict[str, Any]) -> bool:
+    """Whether a savepoint failed only because some of the job's tasks were not running yet (a
+    stop that came as the job was being deployed)."""
+    return "Not all required tasks are currently running" in str(failure.get("stack-trace", ""))
+
+
 def drain(job: RunningJob, rest: str, directory: Path, stops: StopSignals) -> bool:
     """Stop the job by a final savepoint that drains event time; whether it ended so. It did when
     its result came in without an error after the drain was asked for, whatever the savepoint's
-    REST status said meanwhile (an error there is looked at again, then the job's result). False
+    REST status said meanwhile (an error there is looked at again, then the job's result; a
+    savepoint that failed because some task was not running yet is asked for again). False
     when a further stop signal came, the savepoint failed, or nothing ended within
     ``DRAIN_TIMEOUT_S``: the caller cancels the job."""
     asked = stops.count
@@ -215,6 +222,15 @@ def drain(job: RunningJob, rest: str, directory: Path, stops: StopSignals) -> bo
             else:
                 if status["status"]["id"] == "COMPLETED":
                     failure = status.get("operation", {}).get("failure-cause")
+                    if failure and not job.ended() and still_starting(failure):
+                        # Asked for before every task of the job ran: ask again once they do.
+                        log.debug("the drain came before the job's tasks ran: asked for again")
+                        time.sleep(POLL_S)
+                        try:
+                            trigger = request_drain(rest, job.id, directory)
+                        except REST_ERRORS as exc:
+                            log.debug("the drain could not be asked for again: %s", exc)
+                        continue
                     if failure and not job.ended():
                         log.warning("stopping: the job could not be drained (%s)", failure.get("class", "failed"))
                         return False

@@ -59,7 +59,9 @@ def run_case(case: dict[str, Any]) -> list[list[dict[str, Any]]]:
                 collect(cell, store)
         emitted.append(out)
     leftover = {
-        c: (st.panes(), st.revisions(), st.pending()) for c, st in cells.items() if st.panes() or st.revisions() or st.pending()
+        c: (st.panes(), st.revisions(), st.pending())
+        for c, st in cells.items()
+        if st.panes() or st.revisions() or st.pending()
     }
     if case.get("state_left_at_end") is False and (leftover or heap):
         raise AssertionError(f"{case['name']}: state or timers left: {leftover} {heap}")

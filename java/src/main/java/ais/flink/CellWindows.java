@@ -17,6 +17,7 @@ import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.TimeDomain;
 import org.apache.flink.streaming.api.TimerService;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
@@ -41,8 +42,10 @@ import org.apache.flink.util.Collector;
  *       while the cell's newest pane is in a window not yet fired), as revision 0, and leaves no
  *       revision in state. A contribution that arrives once the watermark has passed a window's
  *       end, but not its end plus the allowed lateness (and grace), marks that window pending and
- *       sets a timer on the next watermark step; that timer fires every pending window again with
- *       the next revision, once for all the contributions of the step. A late contribution to a
+ *       sets a timer on the next watermark step, and one {@value #FLUSH_MS} ms ahead in processing
+ *       time (on the next whole multiple: one timer a cell a flush); whichever fires first fires
+ *       every pending window again with the next revision, once for all the contributions that
+ *       came before it (a feed that pauses still sees its windows revised). A late contribution to a
  *       window that had content (and so fired as revision 0) stores that revision 0 when it
  *       arrives: a window without a stored revision has never fired.
  *   <li>A pane is dropped once every window containing it is closed (a timer per pane), and a
@@ -69,6 +72,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     static final String REVISIONS_STATE = "revisions";
     /** The windows to fire again on the next timer: {@link #revisionKey}s. */
     static final String PENDING_STATE = "pending";
+    /** How long, in processing time, a pending window waits at most for the next watermark step. */
+    static final long FLUSH_MS = 1_000;
 
     private final WindowSpec spec;
     private final RecordLayout.VesselPane in;
@@ -203,6 +208,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
                 pending.put(key, true);
             }
             timers.registerEventTimeTimer(spec.timerAtOrAfter(watermark + 1));
+            long now = timers.currentProcessingTime();
+            timers.registerProcessingTimeTimer(now - Math.floorMod(now, FLUSH_MS) + FLUSH_MS);
         }
         if (fresh) {
             acc = new Pane();
@@ -266,6 +273,9 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             return;
         }
         firePending(cell, sorted, collector); // before any of their panes retire
+        if (ctx.timeDomain() == TimeDomain.PROCESSING_TIME) {
+            return; // the flush: nothing else is due in processing time
+        }
         boolean onBoundary = Math.floorMod(boundary, spec.paneMs) == 0;
         if (onBoundary) {
             if (Math.floorMod(boundary, spec.windowMs) == 0) {

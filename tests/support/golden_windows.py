@@ -58,11 +58,7 @@ def run_case(case: dict[str, Any]) -> list[list[dict[str, Any]]]:
                 out.extend(json.loads(aggregate_json(a, s["slide_ms"])) for a in windows.on_timer(store, cell, ts))
                 collect(cell, store)
         emitted.append(out)
-    leftover = {
-        c: (st.panes(), st.revisions(), st.pending())
-        for c, st in cells.items()
-        if st.panes() or st.revisions() or st.pending()
-    }
+    leftover = {c: (st.panes(), st.revisions()) for c, st in cells.items() if st.panes() or st.revisions()}
     if case.get("state_left_at_end") is False and (leftover or heap):
         raise AssertionError(f"{case['name']}: state or timers left: {leftover} {heap}")
     return emitted

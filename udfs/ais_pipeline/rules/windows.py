@@ -2,11 +2,9 @@
 
 Both window kinds are made of panes of ``gcd(tumbling size, slide)``: a report updates one pane
 instead of the 15 windows a 900 s / 60 s sliding window would put it in. A window fires when the
-watermark passes its end; contributions that arrive within the allowed lateness fire it again
-with the next ``revision``, once per watermark step (the first step the watermark reaches after
-them: a window that vessel time reaches with every position fires again at most once a step, not
-once a contribution); once the watermark passes ``end + lateness + grace`` the window is closed
-(the grace: contributions decided in time but delivered later, see :class:`WindowSpec`).
+watermark passes its end; a contribution that arrives within the allowed lateness fires it again
+with the next ``revision``; once the watermark passes ``end + lateness + grace`` the window is
+closed (the grace: contributions decided in time but delivered later, see :class:`WindowSpec`).
 
 ``WindowSpec`` holds the arithmetic (shared with the dedup rules, which decide lateness);
 ``CellWindows`` is the per-cell logic, over a small store interface that the plain loop and the
@@ -212,9 +210,6 @@ class CellStore(Protocol):
     def set_revision(self, window: str, start: int, revision: int) -> None: ...
     def revisions(self) -> list[tuple[str, int]]: ...
     def remove_revision(self, window: str, start: int) -> None: ...
-    def pending(self) -> list[tuple[str, int]]: ...
-    def add_pending(self, window: str, start: int) -> None: ...
-    def remove_pending(self, window: str, start: int) -> None: ...
     def register_timer(self, ts: int) -> None: ...
 
 
@@ -282,18 +277,24 @@ class CellWindows:
         self.spec = spec
 
     def _fire_late(
-        self, store: CellStore, cell: str, kind: str, start: int, panes: list[tuple[int, PaneAcc]]
+        self,
+        store: CellStore,
+        cell: str,
+        kind: str,
+        start: int,
+        end: int,
+        fired_before: bool,
+        panes: list[tuple[int, PaneAcc]],
     ) -> Aggregate | None:
-        """Fire a window again for the contributions that came after the watermark passed its end
-        (on the first timer after them), with the next revision.
+        """Fire a window again for a contribution that came after the watermark passed its end.
 
         Only these firings write a revision to state: a window with content when the watermark
-        passed its end fired then as revision 0 (``on_timer``, no state written); a late
-        contribution to such a window stores that revision 0 when it arrives (see
-        :meth:`on_contribution`), so a window without a stored revision has never fired."""
+        passed its end fired then as revision 0 (``on_timer``, no state written), so a window
+        without a stored revision has revision 0 exactly when it had content before."""
         previous = store.revision(kind, start)
+        if previous is None:
+            previous = 0 if fired_before else None
         revision = 0 if previous is None else previous + 1
-        end = start + (self.spec.window_ms if kind == TUMBLING else self.spec.slide_size_ms)
         agg = _aggregate(kind, cell, start, end, [acc for p, acc in panes if start <= p < end], revision)
         if agg is not None:
             store.set_revision(kind, start, revision)
@@ -309,9 +310,8 @@ class CellWindows:
 
     def on_contribution(self, store: CellStore, v: VesselPane, watermark: int) -> list[Aggregate]:
         """Add a vessel's pane contribution. A window it belongs to whose end the watermark has
-        passed, but not its end plus the allowed lateness (and grace), is marked to fire again on
-        the first timer after this watermark (one firing for all the contributions of a watermark
-        step); the others fire on their timers. Emits nothing itself."""
+        passed, but not its end plus the allowed lateness, fires again at once (Flink's
+        event-time trigger does the same); the others fire on their timers."""
         spec = self.spec
         ends: list[tuple[str, int, int]] = []
         if v.tumbling:
@@ -324,19 +324,11 @@ class CellWindows:
                 if end >= v.sliding_from
             )
         due = [(k, s, e) for k, s, e in ends if e - 1 <= watermark and not spec.closed(e, watermark)]
-        if due:  # a late contribution: its windows fire again on the next timer
+        fired_before: list[bool] = []
+        if due:  # a late contribution: which of its windows had content (and so fired) before it
             panes = store.panes()
-            marked = set(store.pending())
             for kind, start, end in due:
-                if (kind, start) in marked:
-                    continue
-                # A window that had content (and so fired as revision 0) keeps that revision.
-                if store.revision(kind, start) is None and _has_content(
-                    kind, end, [a for p, a in panes if start <= p < end]
-                ):
-                    store.set_revision(kind, start, 0)
-                store.add_pending(kind, start)
-            store.register_timer(spec.timer_at_or_after(watermark + 1))
+                fired_before.append(_has_content(kind, end, [a for p, a in panes if start <= p < end]))
         acc = store.get_pane(v.pane_start)
         if acc is None:
             acc = PaneAcc()
@@ -347,22 +339,22 @@ class CellWindows:
             store.register_timer(spec.pane_retired_at(v.pane_start))
         acc.add(v)
         store.put_pane(v.pane_start, acc)
-        return []
+        out: list[Aggregate] = []
+        after = store.panes() if due else []
+        for (kind, start, end), before in zip(due, fired_before, strict=True):
+            agg = self._fire_late(store, v.cell, kind, start, end, before, after)
+            if agg:
+                out.append(agg)
+        return out
 
     def on_timer(self, store: CellStore, cell: str, ts: int) -> list[Aggregate]:
-        """Fire the windows that late contributions marked, then those that end at ``ts + 1``;
-        drop what no window can use any more."""
+        """Fire the windows that end at ``ts + 1``; drop what no window can use any more."""
         spec = self.spec
         boundary = ts + 1
         panes = store.panes()
         if not panes:
             return []
         out: list[Aggregate] = []
-        for kind, start in sorted(store.pending()):  # before any of their panes retire
-            store.remove_pending(kind, start)
-            agg = self._fire_late(store, cell, kind, start, panes)
-            if agg is not None:
-                out.append(agg)
         on_boundary = boundary % spec.pane_ms == 0
         if on_boundary:
             for kind, size, every in (
@@ -374,7 +366,7 @@ class CellWindows:
                 start = boundary - size
                 inside = [acc for p, acc in panes if start <= p < boundary]
                 # Revision 0 leaves no trace in state (see _fire_late). A window a late
-                # contribution already fired has a stored revision.
+                # contribution already fired (it came before this timer) has a stored revision.
                 if inside and store.revision(kind, start) is None:
                     agg = _aggregate(kind, cell, start, boundary, inside, 0)
                     if agg is not None:
@@ -407,7 +399,6 @@ class DictCellStore:
     def __init__(self) -> None:
         self._panes: dict[int, PaneAcc] = {}
         self._revisions: dict[tuple[str, int], int] = {}
-        self._pending: set[tuple[str, int]] = set()
         self.timers: set[int] = set()
 
     def panes(self) -> list[tuple[int, PaneAcc]]:
@@ -433,15 +424,6 @@ class DictCellStore:
 
     def remove_revision(self, window: str, start: int) -> None:
         del self._revisions[(window, start)]
-
-    def pending(self) -> list[tuple[str, int]]:
-        return list(self._pending)
-
-    def add_pending(self, window: str, start: int) -> None:
-        self._pending.add((window, start))
-
-    def remove_pending(self, window: str, start: int) -> None:
-        self._pending.discard((window, start))
 
     def register_timer(self, ts: int) -> None:
         self.timers.add(ts)

@@ -1,5 +1,6 @@
 package ais.flink;
 
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -17,7 +18,6 @@ import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
-import org.apache.flink.streaming.api.TimeDomain;
 import org.apache.flink.streaming.api.TimerService;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
@@ -41,13 +41,9 @@ import org.apache.flink.util.Collector;
  *   <li>A window fires when the watermark passes its end (a timer per cell on each pane boundary
  *       while the cell's newest pane is in a window not yet fired), as revision 0, and leaves no
  *       revision in state. A contribution that arrives once the watermark has passed a window's
- *       end, but not its end plus the allowed lateness (and grace), marks that window pending and
- *       sets a timer on the next watermark step, and one {@value #FLUSH_MS} ms ahead in processing
- *       time (on the next whole multiple: one timer a cell a flush); whichever fires first fires
- *       every pending window again with the next revision, once for all the contributions that
- *       came before it (a feed that pauses still sees its windows revised). A late contribution to a
- *       window that had content (and so fired as revision 0) stores that revision 0 when it
- *       arrives: a window without a stored revision has never fired.
+ *       end, but not its end plus the allowed lateness, fires that window again at once with the
+ *       next revision (a window without a stored revision has revision 0 exactly when it had
+ *       content before).
  *   <li>A pane is dropped once every window containing it is closed (a timer per pane), and a
  *       revision once its window is closed: a cell whose windows have all closed holds no state
  *       and no timers.
@@ -70,10 +66,6 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     static final String PANES_STATE = "panes-v3";
     /** The windows' revisions: (window start, kind) -> the highest revision fired (see {@link #revisionKey}). */
     static final String REVISIONS_STATE = "revisions";
-    /** The windows to fire again on the next timer: {@link #revisionKey}s. */
-    static final String PENDING_STATE = "pending";
-    /** How long, in processing time, a pending window waits at most for the next watermark step. */
-    static final long FLUSH_MS = 1_000;
 
     private final WindowSpec spec;
     private final RecordLayout.VesselPane in;
@@ -84,7 +76,6 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
 
     private transient MapState<Long, Pane> panes;
     private transient MapState<Long, Integer> revisions;
-    private transient MapState<Long, Boolean> pending;
     private transient ListState<Long> seenState;
     private transient long seen;
 
@@ -113,7 +104,6 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
                         .getMapState(new MapStateDescriptor<>(PANES_STATE, Types.LONG, TypeInformation.of(Pane.class)));
         revisions =
                 getRuntimeContext().getMapState(new MapStateDescriptor<>(REVISIONS_STATE, Types.LONG, Types.INT));
-        pending = getRuntimeContext().getMapState(new MapStateDescriptor<>(PENDING_STATE, Types.LONG, Types.BOOLEAN));
     }
 
     @Override
@@ -194,22 +184,15 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         }
         Pane acc = panes.get(ps);
         boolean fresh = acc == null;
-        if (due != null) { // a late contribution: its windows fire again on the next timer
-            List<Map.Entry<Long, Pane>> sorted = sortedPanes();
-            for (long[] w : due) {
-                long key = revisionKey(w[0] == 0, w[1]);
-                if (pending.contains(key)) {
-                    continue;
-                }
-                // A window that had content (and so fired as revision 0) keeps that revision.
-                if (!revisions.contains(key) && !totals(w[0] == 0, w[1], w[2], sorted, false).empty()) {
-                    revisions.put(key, 0);
-                }
-                pending.put(key, true);
+        List<Map.Entry<Long, Pane>> sorted = null;
+        boolean[] firedBefore = null;
+        if (due != null) { // a late contribution: which of its windows had content (and so fired) before it
+            sorted = sortedPanes();
+            firedBefore = new boolean[due.size()];
+            for (int i = 0; i < due.size(); i++) {
+                long[] w = due.get(i);
+                firedBefore[i] = !totals(w[0] == 0, w[1], w[2], sorted, false).empty();
             }
-            timers.registerEventTimeTimer(spec.timerAtOrAfter(watermark + 1));
-            long now = timers.currentProcessingTime();
-            timers.registerProcessingTimeTimer(now - Math.floorMod(now, FLUSH_MS) + FLUSH_MS);
         }
         if (fresh) {
             acc = new Pane();
@@ -221,6 +204,34 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         }
         acc.add(c);
         panes.put(ps, acc);
+        if (due != null) {
+            List<Map.Entry<Long, Pane>> after = withPane(sorted, ps, acc);
+            for (int i = 0; i < due.size(); i++) {
+                long[] w = due.get(i);
+                fireLate(w[0] == 0, c.cell, w[1], w[2], firedBefore[i], after, collector);
+            }
+        }
+    }
+
+    /** {@code sorted} with the pane at {@code ps} as it is now (added in order when new). */
+    private static List<Map.Entry<Long, Pane>> withPane(List<Map.Entry<Long, Pane>> sorted, long ps, Pane acc) {
+        List<Map.Entry<Long, Pane>> out = new ArrayList<>(sorted.size() + 1);
+        boolean placed = false;
+        for (Map.Entry<Long, Pane> entry : sorted) {
+            long p = entry.getKey();
+            if (!placed && p >= ps) {
+                out.add(new AbstractMap.SimpleImmutableEntry<>(ps, acc));
+                placed = true;
+                if (p == ps) {
+                    continue;
+                }
+            }
+            out.add(entry);
+        }
+        if (!placed) {
+            out.add(new AbstractMap.SimpleImmutableEntry<>(ps, acc));
+        }
+        return out;
     }
 
     private boolean isDue(long end, long watermark) {
@@ -236,29 +247,25 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         return boundary;
     }
 
-    /** Fire the pending windows again, each with the next revision (kinds and starts in order). */
-    private void firePending(String cell, List<Map.Entry<Long, Pane>> sorted, Collector<Row> collector)
+    private void fireLate(
+            boolean tumbling,
+            String cell,
+            long start,
+            long end,
+            boolean firedBefore,
+            List<Map.Entry<Long, Pane>> sorted,
+            Collector<Row> collector)
             throws Exception {
-        List<Long> keys = new ArrayList<>();
-        for (Long key : pending.keys()) {
-            keys.add(key);
+        long key = revisionKey(tumbling, start);
+        Integer previous = revisions.get(key);
+        if (previous == null && firedBefore) {
+            previous = 0;
         }
-        if (keys.isEmpty()) {
-            return;
-        }
-        keys.sort(null);
-        for (Long key : keys) {
-            pending.remove(key);
-            boolean tumbling = Math.floorMod(key, 2L) == 0;
-            long start = Math.floorDiv(key, 2L);
-            long end = start + (tumbling ? spec.windowMs : spec.slideSizeMs);
-            Integer previous = revisions.get(key);
-            int revision = previous == null ? 0 : previous + 1;
-            Row agg = aggregate(tumbling, cell, start, end, sorted, revision);
-            if (agg != null) {
-                revisions.put(key, revision);
-                collector.collect(agg);
-            }
+        int revision = previous == null ? 0 : previous + 1;
+        Row agg = aggregate(tumbling, cell, start, end, sorted, revision);
+        if (agg != null) {
+            revisions.put(key, revision);
+            collector.collect(agg);
         }
     }
 
@@ -271,10 +278,6 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         List<Map.Entry<Long, Pane>> sorted = sortedPanes();
         if (sorted.isEmpty()) {
             return;
-        }
-        firePending(cell, sorted, collector); // before any of their panes retire
-        if (ctx.timeDomain() == TimeDomain.PROCESSING_TIME) {
-            return; // the flush: nothing else is due in processing time
         }
         boolean onBoundary = Math.floorMod(boundary, spec.paneMs) == 0;
         if (onBoundary) {
@@ -315,8 +318,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             List<Map.Entry<Long, Pane>> sorted,
             Collector<Row> collector)
             throws Exception {
-        // Revision 0 leaves no trace in state. A window a late contribution already fired has a
-        // stored revision.
+        // Revision 0 leaves no trace in state. A window a late contribution already fired (it
+        // came before this timer) has a stored revision.
         if (!hasPaneIn(start, end, sorted)) {
             return;
         }

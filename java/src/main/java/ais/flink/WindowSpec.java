@@ -51,15 +51,6 @@ public final class WindowSpec implements Serializable {
         return graceMs == 0 ? step : gcd(step, graceMs);
     }
 
-    /**
-     * The first {@code k * watermarkStepMs() - 1} at or after {@code ts}: a timer time that the
-     * stepped watermark reaches after the same record as an exact one.
-     */
-    public long timerAtOrAfter(long ts) {
-        long step = watermarkStepMs();
-        return Math.floorDiv(ts + 1 + step - 1, step) * step - 1;
-    }
-
     public long paneStart(long ts) {
         return ts - Math.floorMod(ts, paneMs);
     }

@@ -126,10 +126,6 @@ class CellWindowsTest {
             if (golden.has("state_left_at_end") && !golden.get("state_left_at_end").asBoolean()) {
                 assertEquals(0, h.numKeyedStateEntries(), "keyed state left: " + golden.get("name").asText());
                 assertEquals(0, h.numEventTimeTimers(), "timers left: " + golden.get("name").asText());
-                h.getOutput().clear();
-                h.setProcessingTime(Long.MAX_VALUE / 2); // a flush left armed finds nothing to fire
-                assertEquals(0, h.getOutput().size(), "fired by a flush: " + golden.get("name").asText());
-                assertEquals(0, h.numProcessingTimeTimers(), "flushes left: " + golden.get("name").asText());
             }
         }
     }
@@ -161,44 +157,6 @@ class CellWindowsTest {
                 }
             }
         }
-    }
-
-    @Test
-    void lateContributionsFireTheirWindowOnceWithinAFlushWhileTheWatermarkStandsStill() throws Exception {
-        JsonNode spec = Golden.JSON.readTree(
-                "{\"window_ms\": 60000, \"slide_size_ms\": 180000, \"slide_ms\": 60000, \"lateness_ms\": 120000}");
-        String c = "{\"cell\": \"u1\", \"pane_start\": 0, \"mmsi\": %d, \"reports\": 1, \"sog_milli_sum\": 10000,"
-                + " \"sog_count\": 1, \"tumbling\": true, \"sliding\": false, \"sliding_from\": 0}";
-        try (KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = opened(spec)) {
-            h.setProcessingTime(500);
-            h.processElement(new StreamRecord<>(contribution(Golden.JSON.readTree(String.format(c, 1))), 0L));
-            h.processWatermark(new Watermark(59_999));
-            assertEquals(1, records(h).size()); // revision 0, on time
-            h.getOutput().clear();
-            for (long mmsi = 2; mmsi <= 4; mmsi++) { // three late ones, the watermark where it was
-                h.processElement(new StreamRecord<>(contribution(Golden.JSON.readTree(String.format(c, mmsi))), 0L));
-            }
-            h.setProcessingTime(999);
-            assertEquals(List.of(), records(h)); // pending until the flush
-            h.setProcessingTime(1_000);
-            List<Row> fired = records(h);
-            assertEquals(1, fired.size());
-            assertEquals(4, fired.get(0).getField(AGG.reports));
-            assertEquals(1, fired.get(0).getField(AGG.revision));
-            h.getOutput().clear();
-            h.processWatermark(new Watermark(119_999)); // the next step: nothing pending is left to fire
-            assertEquals(List.of(), records(h));
-        }
-    }
-
-    static List<Row> records(KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h) {
-        List<Row> rows = new ArrayList<>();
-        for (Object o : h.getOutput()) {
-            if (o instanceof StreamRecord) {
-                rows.add((Row) ((StreamRecord<?>) o).getValue());
-            }
-        }
-        return rows;
     }
 
     @Test

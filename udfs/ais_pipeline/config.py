@@ -14,13 +14,16 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ais_pipeline.errors import ConfigError
 from ais_pipeline.postgres_url import PostgresError, Target, parse_url
 from ais_pipeline.resources import FLINK_CONF, SAMPLE_INPUT
 from ais_pipeline.rules.feeds import is_feed_url, parse_feed_url
 from ais_pipeline.rules.lane import INPUT_FORMATS
+
+if TYPE_CHECKING:
+    from ais_pipeline.rules.gaps import GapRules
 
 
 def submitted_by_flink_cli() -> bool:
@@ -111,6 +114,37 @@ _KNOBS: dict[str, _Knob] = {
         float,
         500.0,
         "bad fixes: the distance two fixes may be apart at any speed (GPS noise, fixes seconds apart), metres",
+    ),
+    "gap_hours": _Knob(
+        "--gap-hours",
+        "GAP_HOURS",
+        float,
+        6.0,
+        "AIS gaps: a vessel's positions this far apart are a gap (GFW's gap events); 0 turns gaps off",
+    ),
+    "gap_analysis_hours": _Knob(
+        "--gap-analysis-hours", "GAP_ANALYSIS_HOURS", float, 12.0, "AIS gaps: the shortest suspected disabling"
+    ),
+    "gap_shore_nm": _Knob(
+        "--gap-shore",
+        "GAP_SHORE_NM",
+        float,
+        50.0,
+        "AIS gaps: a suspected disabling starts and ends farther from shore, nm",
+    ),
+    "gap_min_positions": _Knob(
+        "--gap-min-positions",
+        "GAP_MIN_POSITIONS",
+        int,
+        14,
+        "AIS gaps: a suspected disabling follows at least this many positions in the 12 hours before it",
+    ),
+    "gap_ttl_days": _Knob(
+        "--gap-ttl",
+        "GAP_TTL_DAYS",
+        float,
+        14.0,
+        "AIS gaps: how long a silent vessel's last position waits for its return, days",
     ),
     "geohash_precision": _Knob("--geohash-precision", "GEOHASH_PRECISION", int, 6, "geohash cell precision, 1-12"),
     "max_clock_skew_s": _Knob(
@@ -287,6 +321,7 @@ OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
     "late": ("mmsi",),
     "dead_letter": (),
     "bad_fixes": ("mmsi",),
+    "gaps": ("id",),
 }
 
 
@@ -323,6 +358,11 @@ class PipelineConfig:
     hours_grace_s: int | None = _default("hours_grace_s")
     bad_fix_knots: float = _default("bad_fix_knots")
     bad_fix_noise_m: float = _default("bad_fix_noise_m")
+    gap_hours: float = _default("gap_hours")
+    gap_analysis_hours: float = _default("gap_analysis_hours")
+    gap_shore_nm: float = _default("gap_shore_nm")
+    gap_min_positions: int = _default("gap_min_positions")
+    gap_ttl_days: float = _default("gap_ttl_days")
     geohash_precision: int = _default("geohash_precision")
     max_clock_skew_s: int = _default("max_clock_skew_s")
     multipart_timeout_s: int = _default("multipart_timeout_s")
@@ -429,6 +469,23 @@ class PipelineConfig:
         return TrackRules(self.max_gap_ms, self.bad_fix_knots, self.bad_fix_noise_m)
 
     @property
+    def gap_rules(self) -> GapRules | None:
+        """GFW's gap thresholds (None: gaps off, ``--gap-hours 0``)."""
+        from ais_pipeline.rules.gaps import GapRules
+
+        if self.gap_hours == 0:
+            return None
+        hour = 3_600_000
+        return GapRules(
+            round(self.gap_hours * hour), round(self.gap_analysis_hours * hour), self.gap_shore_nm,
+            self.gap_min_positions,
+        )  # fmt: skip
+
+    @property
+    def gap_ttl_ms(self) -> int:
+        return round(self.gap_ttl_days * 86_400_000)
+
+    @property
     def out_of_orderness_ms(self) -> int:
         return self.out_of_orderness_s * 1000
 
@@ -471,9 +528,21 @@ class PipelineConfig:
                      "bad_fix_noise_m"):  # fmt: skip
             if getattr(self, name) < 0:
                 raise bad(name, f"must not be negative, not {getattr(self, name)}")
-        for name in ("bad_fix_knots", "bad_fix_noise_m"):
+        for name in (
+            "bad_fix_knots",
+            "bad_fix_noise_m",
+            "gap_hours",
+            "gap_analysis_hours",
+            "gap_shore_nm",
+            "gap_ttl_days",
+        ):
             if not math.isfinite(getattr(self, name)):
                 raise bad(name, f"must be a finite number, not {getattr(self, name)}")
+        for name in ("gap_hours", "gap_analysis_hours", "gap_shore_nm", "gap_min_positions"):
+            if getattr(self, name) < 0:
+                raise bad(name, f"must not be negative, not {getattr(self, name)}")
+        if self.gap_ttl_days * 24 <= self.gap_hours:
+            raise bad("gap_ttl_days", f"{self.gap_ttl_days} days is not longer than --gap-hours {self.gap_hours}")
         if self.hours_grace_s is not None and self.hours_grace_s < 0:
             raise bad("hours_grace_s", f"must not be negative, not {self.hours_grace_s}")
         if self.slide_size_s % self.slide_s != 0:

@@ -105,6 +105,9 @@ class Table:
     columns: tuple[Column, ...]
     key: tuple[str, ...]
     newer_firing_wins: bool = False
+    # A row replaced by a newer record of the same key when the stored one is (SQL on ``t``):
+    # an open gap by its closed record.
+    replaced_when: str = ""
 
     @property
     def fields(self) -> list[str]:
@@ -115,6 +118,9 @@ class Table:
         names = ", ".join(c.name for c in self.columns)
         values = ", ".join(f"?::{c.type}" for c in self.columns)
         sql = f"INSERT INTO {self.name} AS t ({names}) VALUES ({values}) ON CONFLICT ({', '.join(self.key)}) "
+        if self.replaced_when:
+            updates = ", ".join(f"{c.name} = EXCLUDED.{c.name}" for c in self.columns if c.name not in self.key)
+            return sql + f"DO UPDATE SET {updates} WHERE {self.replaced_when}"
         if not self.newer_firing_wins:
             return sql + "DO NOTHING"
         updates = ", ".join(f"{c.name} = EXCLUDED.{c.name}" for c in self.columns if c.name not in self.key)
@@ -201,6 +207,29 @@ TABLES: dict[str, Table] = {
                 Column("conflicts_with", "jsonb", "conflicts_with"),
             ),
             ("id",),
+        ),
+        Table(
+            "gaps",
+            "ais_gaps",
+            (
+                Column("id", "uuid", "id"),
+                Column("mmsi", "bigint", "mmsi"),
+                Column("ship_type", "text", "ship_type"),
+                Column("start_time", _TS, "start_time"),
+                Column("start_lat", _F, "start_lat"),
+                Column("start_lon", _F, "start_lon"),
+                Column("start_shore_nm", _F, "start_shore_nm"),
+                Column("end_time", _TS, "end_time"),
+                Column("end_lat", _F, "end_lat"),
+                Column("end_lon", _F, "end_lon"),
+                Column("end_shore_nm", _F, "end_shore_nm"),
+                Column("hours", _F, "hours"),
+                Column("positions_before", "integer", "positions_before"),
+                Column("open", "boolean", "open"),
+                Column("suspected_disabling", "boolean", "suspected_disabling"),
+            ),
+            ("id",),
+            replaced_when="t.open",
         ),
         Table(
             "dead_letter",
@@ -345,6 +374,13 @@ def add_sog_sums(conn: Any) -> None:
 GEOMETRY_COLUMNS = {
     "ais_positions": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
     "ais_bad_fixes": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
+    # From the gap's start to its end (its start alone while it is open).
+    "ais_gaps": (
+        "line",
+        "geometry(LineString, 4326)",
+        "ST_MakeLine(ST_SetSRID(ST_MakePoint(start_lon, start_lat), 4326),"
+        " ST_SetSRID(ST_MakePoint(coalesce(end_lon, start_lon), coalesce(end_lat, start_lat)), 4326))",
+    ),
     "ais_aggregates": ("cell_geom", "geometry(Polygon, 4326)", "ST_GeomFromGeoHash(cell)"),
 }
 

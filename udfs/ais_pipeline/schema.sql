@@ -3,7 +3,7 @@
 --
 -- Idempotent to the row: positions, static reports, late records, bad fixes and dead letters are inserted
 -- on their `id` (a stable UUID of what the record is, see docs/postgres.md); a repeat does
--- nothing. An aggregate is upserted on its window (kind, size, slide, geohash precision), cell and
+-- nothing. A gap is upserted on its `id` while the stored row is open: its closed record wins. An aggregate is upserted on its window (kind, size, slide, geohash precision), cell and
 -- start only when it is a newer firing than the stored one. Times are timestamptz (UTC, milliseconds).
 
 CREATE TABLE IF NOT EXISTS ais_positions (
@@ -89,6 +89,25 @@ CREATE TABLE IF NOT EXISTS ais_bad_fixes (
     conflicts_with jsonb NOT NULL  -- that fix: timestamp, lat, lon, distance_nm, seconds
 );
 CREATE INDEX IF NOT EXISTS ais_bad_fixes_mmsi_time ON ais_bad_fixes (mmsi, event_time);
+
+CREATE TABLE IF NOT EXISTS ais_gaps (
+    id             uuid PRIMARY KEY,  -- the same for the open gap and the closed one
+    mmsi           bigint NOT NULL,
+    ship_type      text NOT NULL,
+    start_time     timestamptz NOT NULL,
+    start_lat      double precision NOT NULL,
+    start_lon      double precision NOT NULL,
+    start_shore_nm double precision NOT NULL,
+    end_time       timestamptz,  -- null while open
+    end_lat        double precision,
+    end_lon        double precision,
+    end_shore_nm   double precision,
+    hours          double precision NOT NULL,  -- an open gap's: up to when it was known
+    positions_before integer NOT NULL,  -- in the 12 h before the start
+    open           boolean NOT NULL,
+    suspected_disabling boolean NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ais_gaps_mmsi_time ON ais_gaps (mmsi, start_time);
 
 CREATE TABLE IF NOT EXISTS ais_dead_letter (
     id          uuid PRIMARY KEY,

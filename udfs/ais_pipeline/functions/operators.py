@@ -40,7 +40,8 @@ LATE_OUT = _tag("late")
 DEAD = _tag("dead_letter")
 TALLY = _tag("tally")
 BAD_FIXES = _tag("bad_fixes")
-_OUTCOME_TAGS = {"positions": POSITIONS, "static": STATIC, "late": LATE_OUT, "bad_fixes": BAD_FIXES}
+GAPS = _tag("gaps")
+_OUTCOME_TAGS = {"positions": POSITIONS, "static": STATIC, "late": LATE_OUT, "bad_fixes": BAD_FIXES, "gaps": GAPS}
 
 
 class _Tallies:
@@ -230,7 +231,7 @@ class DedupVessel(KeyedProcessFunction):
         self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.store = ShardVessels(runtime_context, self.logic.new_track)
+        self.store = ShardVessels(runtime_context, self.logic.new_track, self.logic.new_gaps)
         self.tallies = _Tallies(
             runtime_context,
             self.emit_tallies,

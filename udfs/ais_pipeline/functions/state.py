@@ -19,6 +19,7 @@ from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
 from ais_pipeline.functions.rows import to_row
 from ais_pipeline.rules.dedup import VesselMeta
+from ais_pipeline.rules.gaps import VesselGaps
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.multipart import PendingGroup
 from ais_pipeline.rules.records import TIME_UNKNOWN
@@ -117,14 +118,15 @@ class LaneGroup:
 # layout restores without this state (started empty) instead of being misread.
 VESSELS_STATE = "vessels-v3"
 _META_NAMES = [f.name for f in fields(VesselMeta)]
-_VESSEL_NAMES = [*_META_NAMES, "ids", "static", "tracks"]
+_VESSEL_NAMES = [*_META_NAMES, "ids", "static", "tracks", "gaps"]
 
 
 def _vessel_row_type() -> Any:
     """One vessel's state in the dedup operator's map state: its :class:`ais_pipeline.rules.dedup.VesselMeta`,
     the identities it has seen (identity -> first event time), its last kept static reports
-    (kind -> content and event time) and its tracks (:class:`ais_pipeline.rules.tracks.VesselTracks`:
-    the fixes held and the open tracks) as JSON text."""
+    (kind -> content and event time), its tracks (:class:`ais_pipeline.rules.tracks.VesselTracks`:
+    the fixes held and the open tracks) and its gaps (:class:`ais_pipeline.rules.gaps.VesselGaps`:
+    its last position and positions per minute) as JSON text."""
     static = Types.ROW_NAMED(["content", "ts"], [Types.STRING(), Types.LONG()])
     return Types.ROW_NAMED(
         _VESSEL_NAMES,
@@ -134,6 +136,7 @@ def _vessel_row_type() -> Any:
             Types.MAP(Types.STRING(), Types.LONG()),
             Types.MAP(Types.STRING(), static),
             Types.STRING(),
+            Types.STRING(),
         ],
     )
 
@@ -141,22 +144,26 @@ def _vessel_row_type() -> Any:
 class _VesselEntry:
     """One vessel's state as Python objects."""
 
-    __slots__ = ("ids", "meta", "static", "track")
+    __slots__ = ("gaps", "ids", "meta", "static", "track")
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
         self.meta: VesselMeta | None = None
         self.static: dict[str, tuple[str, int]] = {}
         self.track: VesselTracks | None = None
+        self.gaps: VesselGaps | None = None
 
     def to_row(self) -> Row:
         assert self.meta is not None
         static = {k: Row(content, ts) for k, (content, ts) in self.static.items()}
         tracks = None if self.track is None else json.dumps(self.track.to_list(), separators=(",", ":"))
-        return Row(*to_row(self.meta), dict(self.ids), static, tracks)
+        gaps = None if self.gaps is None else json.dumps(self.gaps.to_list(), separators=(",", ":"))
+        return Row(*to_row(self.meta), dict(self.ids), static, tracks, gaps)
 
     @classmethod
-    def from_row(cls, row: Any, new_track: Callable[[], VesselTracks]) -> _VesselEntry:
+    def from_row(
+        cls, row: Any, new_track: Callable[[], VesselTracks], new_gaps: Callable[[], VesselGaps]
+    ) -> _VesselEntry:
         entry = cls()
         n = len(_META_NAMES)
         entry.meta = VesselMeta(*row[:n])
@@ -164,6 +171,8 @@ class _VesselEntry:
         entry.static = {k: (v[0], v[1]) for k, v in (row[n + 1] or {}).items()}
         if row[n + 2]:
             entry.track = new_track().restore(json.loads(row[n + 2]))
+        if row[n + 3]:
+            entry.gaps = new_gaps().restore(json.loads(row[n + 3]))
         return entry
 
 
@@ -238,17 +247,20 @@ class WriteBehind:
 class ShardVessels(WriteBehind):
     """The vessels of the dedup operator's shards: map state MMSI -> vessel, written behind."""
 
-    def __init__(self, ctx: RuntimeContext, new_track: Callable[[], VesselTracks]) -> None:
+    def __init__(
+        self, ctx: RuntimeContext, new_track: Callable[[], VesselTracks], new_gaps: Callable[[], VesselGaps]
+    ) -> None:
         super().__init__()
         self._state = ctx.get_map_state(MapStateDescriptor(VESSELS_STATE, Types.LONG(), _vessel_row_type()))
         self._new_track = new_track
+        self._new_gaps = new_gaps
 
     def load(self, shard: _Shard) -> None:
         for mmsi, row in self._state.items():
-            entry = _VesselEntry.from_row(row, self._new_track)
+            entry = _VesselEntry.from_row(row, self._new_track, self._new_gaps)
             shard.items[mmsi] = entry
             assert entry.meta is not None
-            for at in (entry.meta.cleanup_at, entry.meta.hours_at):
+            for at in (entry.meta.cleanup_at, entry.meta.hours_at, entry.meta.gaps_at):
                 if at != TIME_UNKNOWN:
                     shard.timers_due.setdefault(at, set()).add(mmsi)
 
@@ -318,9 +330,23 @@ class _VesselView:
         self._entry.track = track  # changed in place by the rules: always written back
         self._changed()
 
+    def gaps(self) -> VesselGaps | None:
+        return self._entry.gaps
+
+    def set_gaps(self, gaps: VesselGaps | None) -> None:
+        self._entry.gaps = gaps  # changed in place by the rules: always written back
+        self._changed()
+
     def clear(self) -> None:
         self._store.shard.items.pop(self._mmsi, None)
         self._entry = _VesselEntry()
+        self._changed()
+
+    def clear_but_gaps(self) -> None:
+        entry = self._entry
+        entry.ids.clear()
+        entry.static.clear()
+        entry.track = None
         self._changed()
 
     def register_timer(self, ts: int) -> None:

@@ -71,6 +71,7 @@ class Streams:
     late: DataStream
     dead_letter: DataStream
     bad_fixes: DataStream
+    gaps: DataStream
     tally: DataStream
 
     def named(self) -> dict[str, DataStream]:
@@ -166,6 +167,7 @@ def build_pipeline(
         late=lines_of(side(vessels, operators.LATE_OUT), "late report"),
         dead_letter=side(parsed, operators.DEAD).union(lines_of(side(vessels, operators.DEAD), "dead letter")),
         bad_fixes=lines_of(side(vessels, operators.BAD_FIXES), "bad fix"),
+        gaps=lines_of(side(vessels, operators.GAPS), "gap"),
         tally=side(parsed, operators.TALLY).union(
             side(reports, operators.TALLY), lines_of(side(vessels, operators.TALLY), "tally")
         ),

@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Protocol
 import pygeohash
 
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
-from ais_pipeline.rules.outputs import bad_fix_json, late_json, position_json, report_id, static_json
+from ais_pipeline.rules.gaps import Gap, GapRules, VesselGaps
+from ais_pipeline.rules.outputs import bad_fix_json, gap_json, late_json, position_json, report_id, static_json
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
 from ais_pipeline.rules.spread import spread
@@ -64,6 +65,8 @@ ROW_STATIC = "row"  # the supersede kind of an archive row's static fields
 LATE_VESSEL_MS = "late_vessel_ms"  # vessel time too late for its tumbling window (summary: late_hours)
 LATE_VESSEL_MS_SLIDING = "late_vessel_ms_sliding"  # ... too late for some sliding windows (a metric)
 TRACK_BEHIND = "track_positions_unused"  # kept, but too old for the track to use (a metric)
+GAPS = "gaps"  # the gaps output
+GAP_TTL_MS = 14 * 86_400_000  # a silent vessel's last position is kept two weeks for its gap
 BAD_FIX = "bad_fixes"  # kept as a position, then judged a bad fix (the bad_fixes output counts them)
 LATE_RECORDS = "late_records_"  # + window kind: a kept position too late for that kind (a metric)
 DELIVERED_LATE = "reports_delivered_too_late"  # a judged position past its windows' grace (a metric)
@@ -136,6 +139,7 @@ class VesselMeta:
     pruned_at: int  # max_ts when identities were last pruned
     cleanup_at: int  # pending cleanup timer, TIME_UNKNOWN when none
     hours_at: int = TIME_UNKNOWN  # the track's pending timer, TIME_UNKNOWN when none
+    gaps_at: int = TIME_UNKNOWN  # when its silence becomes an open gap, TIME_UNKNOWN when not armed
     category: str = UNKNOWN  # ship type category of the last kept static report
 
 
@@ -152,7 +156,10 @@ class VesselStore(Protocol):
     def set_static(self, kind: str, content: str, ts: int) -> None: ...
     def track(self) -> VesselTracks | None: ...
     def set_track(self, track: VesselTracks | None) -> None: ...
+    def gaps(self) -> VesselGaps | None: ...
+    def set_gaps(self, gaps: VesselGaps | None) -> None: ...
     def clear(self) -> None: ...
+    def clear_but_gaps(self) -> None: ...
     def register_timer(self, ts: int) -> None: ...
 
 
@@ -183,8 +190,14 @@ class VesselLogic:
         max_gap_ms: int = MAX_GAP_MS,
         max_knots: float = MAX_KNOTS,
         noise_m: float = NOISE_M,
+        gap_rules: GapRules | None = None,
+        gap_ttl_ms: int = GAP_TTL_MS,
     ) -> None:
         self.spec = spec
+        # AIS gap events (None: off), and how long a silent vessel's last position is kept for
+        # the gap its return would close.
+        self.gap_rules = gap_rules
+        self.gap_ttl_ms = gap_ttl_ms
         self.max_gap_ms = max_gap_ms
         self.max_knots = max_knots
         self.noise_nm = noise_m / 1852
@@ -210,6 +223,9 @@ class VesselLogic:
         # A track is held past the cap until every report within the cap of its last fix would be
         # late for both window kinds (never kept): a late next position still completes it.
         return max(spec.window_ms, spec.slide_size_ms) + spec.lateness_ms
+
+    def new_gaps(self) -> VesselGaps:
+        return VesselGaps(self.gap_rules.min_gap_ms if self.gap_rules is not None else 0)
 
     def new_track(self) -> VesselTracks:
         return VesselTracks(self.max_gap_ms, self._hold_ms(self.spec), self.max_knots, self.noise_nm)
@@ -238,10 +254,17 @@ class VesselLogic:
         # would have: the fixes they hold are judged as they would be without this report.
         released_at = self.spec.timer_at_or_before(watermark)
         track = store.track()
-        if track is not None:
-            while meta.hours_at != TIME_UNKNOWN and meta.hours_at <= released_at and track is not None:
+        while True:  # in time order, the tracks' step first at a time (as on_timer takes them)
+            steps = [t for t in (meta.hours_at if track is not None else TIME_UNKNOWN, meta.gaps_at)
+                     if t != TIME_UNKNOWN and t <= released_at]  # fmt: skip
+            if not steps:
+                break
+            at = min(steps)
+            if track is not None and meta.hours_at == at:
                 self._step(store, track, meta, report.mmsi)
                 track = store.track()
+            if meta.gaps_at == at:
+                self._open_gap(store, meta, at, report.mmsi)
         outcome, pane = self._decide(store, report, watermark, meta)
         if report.static and report.msg_type not in STATIC_TYPES and outcome.kind not in (DUPLICATE_EXACT, DEAD_LETTER):
             outcome.row_static = self._row_static(store, report)
@@ -265,10 +288,10 @@ class VesselLogic:
             )  # fmt: skip
             outcome.held = True
             held = len(track.pending)
-            self._decided(track.add(fix), released_at, report.mmsi)
+            self._decided(store, meta, track.add(fix), released_at, report.mmsi)
             due = track.next_timer()
             if due is not None and due <= released_at:  # a fix the watermark has passed already
-                self._release(track, released_at, report.mmsi)
+                self._release(store, meta, track, released_at, report.mmsi)
                 self._keep_track(store, track, meta, released_at)
             elif not held or track.pending[-1].ts != ts or meta.hours_at == TIME_UNKNOWN:
                 self._keep_track(store, track, meta, released_at)
@@ -290,20 +313,23 @@ class VesselLogic:
     def _step(self, store: VesselStore, track: VesselTracks, meta: VesselMeta, mmsi: int) -> None:
         """The tracks' timer step (``meta.hours_at``), as its timer fires it."""
         at, meta.hours_at = meta.hours_at, TIME_UNKNOWN
-        self._release(track, at, mmsi)
+        self._release(store, meta, track, at, mmsi)
         self._keep_track(store, track, meta, at)
 
-    def _release(self, track: VesselTracks, watermark: int, mmsi: int) -> None:
+    def _release(self, store: VesselStore, meta: VesselMeta, track: VesselTracks, watermark: int, mmsi: int) -> None:
         """What the watermark decides of the tracks: fixes accepted, bad fixes, segments."""
-        self._decided(track.advance(watermark), watermark, mmsi)
+        self._decided(store, meta, track.advance(watermark), watermark, mmsi)
 
-    def _decided(self, events: Events, watermark: int, mmsi: int) -> None:
+    def _decided(self, store: VesselStore, meta: VesselMeta, events: Events, watermark: int, mmsi: int) -> None:
         """The records and pane contributions of what the tracks decided, each contribution
-        judged against ``watermark`` (the step that decided it) with the windows' grace."""
+        judged against ``watermark`` (the step that decided it) with the windows' grace; the
+        accepted fixes to the vessel's gaps."""
         if not events:
             return
         for fix in events.accepted:
             self._accept(fix, watermark, mmsi)
+            if self.gap_rules is not None:
+                self._gap_position(store, meta, fix, mmsi)
         for fix, conflict in events.bad:
             self.records.append((BAD_FIX, bad_fix_json(fix.lines[0], conflict)))
             self._count(BAD_FIX, 1)
@@ -361,6 +387,54 @@ class VesselLogic:
             released.append(
                 VesselPane(cell, pane_start, mmsi, 0, 0, 0, not late_t, not late_s, sliding_from, ms, category)
             )
+
+    def _gap_position(self, store: VesselStore, meta: VesselMeta, fix: Fix, mmsi: int) -> None:
+        """An accepted position to the vessel's gaps: the gap it closes, and the open gap its
+        silence would make, armed."""
+        rules = self.gap_rules
+        assert rules is not None
+        gaps = store.gaps()
+        if gaps is None:
+            gaps = VesselGaps(rules.min_gap_ms)
+        gap = gaps.position(mmsi, fix.ts, fix.lat, fix.lon, fix.category)
+        store.set_gaps(gaps)
+        if gap is not None:
+            self._gap(gap, fix.ts)
+        self._arm_gap(store, meta, gaps)
+
+    def _arm_gap(self, store: VesselStore, meta: VesselMeta, gaps: VesselGaps) -> None:
+        """The open gap is known once no position before the threshold can still be accepted:
+        past it by the gap cap and a watermark step (a single fix waits that long for its
+        judgement)."""
+        opens = gaps.opens_at()
+        wait = self.max_gap_ms + self.spec.watermark_step_ms
+        at = TIME_UNKNOWN if opens is None else self.spec.timer_at_or_after(opens + wait)
+        if at != meta.gaps_at:
+            meta.gaps_at = at
+            if at != TIME_UNKNOWN:
+                store.register_timer(at)
+
+    def _open_gap(self, store: VesselStore, meta: VesselMeta, at: int, mmsi: int) -> None:
+        """The gaps' timer step: the vessel silent past the threshold is an open gap."""
+        meta.gaps_at = TIME_UNKNOWN
+        gaps = store.gaps()
+        if gaps is None:
+            return
+        gap = gaps.advance(mmsi, at)
+        store.set_gaps(gaps)
+        if gap is not None:
+            self._gap(gap, at)
+
+    def _gap(self, gap: Gap, watermark: int) -> None:
+        """A gap's record, with each end's distance from shore (:mod:`ais_pipeline.shore`)."""
+        from ais_pipeline import shore  # its coast is loaded (or built) on the first gap
+
+        rules = self.gap_rules
+        assert rules is not None
+        start_nm = shore.distance_to_shore_nm(gap.start.lat, gap.start.lon)
+        end_nm = None if gap.end is None else shore.distance_to_shore_nm(gap.end.lat, gap.end.lon)
+        self.records.append((GAPS, gap_json(gap, rules, watermark, start_nm, end_nm)))
+        self._count("gaps_open" if gap.open else "gaps_closed", 1)
 
     def _keep_track(self, store: VesselStore, track: VesselTracks, meta: VesselMeta, moved_to: int) -> None:
         """Store the tracks (none once they hold nothing) and arm the timer their next step needs."""
@@ -441,15 +515,27 @@ class VesselLogic:
         return outcome, pane
 
     def on_timer(self, store: VesselStore, ts: int, mmsi: int = 0) -> None:
-        """Release the track's segments the watermark completes (into :attr:`released`); drop
-        the vessel once its newest report is older than the retention, in event time."""
+        """Release the track's segments the watermark completes (into :attr:`released`); emit the
+        open gap of a vessel silent past the threshold; drop the vessel once its newest report is
+        older than the retention, in event time (but what its gap needs, for the gap TTL)."""
         meta = store.meta()
         track = store.track()
         if meta is not None and track is not None and meta.hours_at == ts:
             self._step(store, track, meta, mmsi)
             store.set_meta(meta)
+        if meta is not None and meta.gaps_at == ts:
+            self._open_gap(store, meta, ts, mmsi)
+            store.set_meta(meta)
         if meta is not None and meta.cleanup_at == ts:
-            if meta.max_ts + self.retention_ms <= ts:
+            gaps = store.gaps()
+            kept_until = TIME_UNKNOWN if gaps is None or gaps.last is None else gaps.last.ts + self.gap_ttl_ms
+            if meta.max_ts + self.retention_ms <= ts and kept_until > ts:
+                # Silent past the retention: only what its return's gap needs is kept.
+                store.clear_but_gaps()
+                meta.cleanup_at = self.spec.timer_at_or_after(kept_until)
+                store.register_timer(meta.cleanup_at)
+                store.set_meta(meta)
+            elif meta.max_ts + self.retention_ms <= ts:
                 store.clear()
             else:
                 cleanup_at = self.spec.timer_at_or_after(max(meta.max_ts + self.retention_ms, ts + 1))
@@ -476,6 +562,8 @@ def vessel_logic(config: PipelineConfig) -> VesselLogic:
         rules.max_gap_ms,
         rules.max_knots,
         rules.noise_m,
+        config.gap_rules,
+        config.gap_ttl_ms,
     )
 
 
@@ -487,6 +575,7 @@ class DictVesselStore:
         self._meta: VesselMeta | None = None
         self._static: dict[str, tuple[str, int]] = {}
         self._track: VesselTracks | None = None
+        self._gaps: VesselGaps | None = None
         self.timers: set[int] = set()
 
     def first_seen(self, identity: str) -> int | None:
@@ -519,9 +608,21 @@ class DictVesselStore:
     def set_track(self, track: VesselTracks | None) -> None:
         self._track = track
 
+    def gaps(self) -> VesselGaps | None:
+        return self._gaps
+
+    def set_gaps(self, gaps: VesselGaps | None) -> None:
+        self._gaps = gaps
+
     def clear(self) -> None:
         self._ids.clear()
         self._meta = None
+        self._static.clear()
+        self._track = None
+        self._gaps = None
+
+    def clear_but_gaps(self) -> None:
+        self._ids.clear()
         self._static.clear()
         self._track = None
 

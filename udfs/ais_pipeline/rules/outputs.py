@@ -11,12 +11,13 @@ from datetime import UTC, datetime
 from functools import lru_cache
 
 from ais_pipeline.rules.decode import Position, Static
+from ais_pipeline.rules.gaps import Gap, GapRules
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import Report
 from ais_pipeline.rules.tracks import Conflict
 from ais_pipeline.rules.windows import Aggregate
 
-OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter", "bad_fixes")
+OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter", "bad_fixes", "gaps")
 
 # Summary figures, in the order summary.json lists them. Each input line lands in exactly one of
 # the line buckets; see ``accounted_lines``.
@@ -188,6 +189,33 @@ def bad_fix_json(position_line: str, conflict: Conflict) -> str:
         "seconds": conflict.seconds,
     }
     return _dumps(obj)
+
+
+def gap_json(gap: Gap, rules: GapRules, watermark: int, start_shore_nm: float, end_shore_nm: float | None) -> str:
+    """A gap's record, flat (a table's row, a Parquet row): the same ``id`` open and closed (a
+    store that upserts on it ends with the closed gap), each end's time, place and distance from
+    shore (the end's null while open), its hours (an open gap's: up to the watermark that revealed
+    it), the positions in the 12 h before it, and the verdict."""
+    end = gap.end
+    return _dumps(
+        {
+            "id": record_id("gaps", gap.mmsi, gap.start.ts),
+            "mmsi": gap.mmsi,
+            "ship_type": gap.category,
+            "start_time": iso_ms(gap.start.ts),
+            "start_lat": gap.start.lat,
+            "start_lon": gap.start.lon,
+            "start_shore_nm": round(start_shore_nm, 1),
+            "end_time": None if end is None else iso_ms(end.ts),
+            "end_lat": None if end is None else end.lat,
+            "end_lon": None if end is None else end.lon,
+            "end_shore_nm": None if end_shore_nm is None else round(end_shore_nm, 1),
+            "hours": round(gap.duration_ms(watermark) / 3_600_000, 3),
+            "positions_before": gap.positions_before,
+            "open": gap.open,
+            "suspected_disabling": gap.suspected(rules, start_shore_nm, end_shore_nm),
+        }
+    )
 
 
 def final_aggregates(aggregates: Iterable[dict[str, object]]) -> dict[tuple[str, str, str], dict[str, object]]:

@@ -43,6 +43,7 @@ class PlainResult:
     late: list[str] = field(default_factory=list)
     dead_letter: list[str] = field(default_factory=list)
     bad_fixes: list[str] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)
     tallies: Counter[str] = field(default_factory=Counter)
 
     @property

@@ -434,7 +434,7 @@ class VesselLogic:
         start_nm = shore.distance_to_shore_nm(gap.start.lat, gap.start.lon)
         end_nm = None if gap.end is None else shore.distance_to_shore_nm(gap.end.lat, gap.end.lon)
         self.records.append((GAPS, gap_json(gap, rules, watermark, start_nm, end_nm)))
-        self._count("gaps_open" if gap.open else "gaps_closed", 1)
+        self._count("gaps_open" if gap.is_open else "gaps_closed", 1)
 
     def _keep_track(self, store: VesselStore, track: VesselTracks, meta: VesselMeta, moved_to: int) -> None:
         """Store the tracks (none once they hold nothing) and arm the timer their next step needs."""

@@ -212,7 +212,7 @@ def gap_json(gap: Gap, rules: GapRules, watermark: int, start_shore_nm: float, e
             "end_shore_nm": None if end_shore_nm is None else round(end_shore_nm, 1),
             "hours": round(gap.duration_ms(watermark) / 3_600_000, 3),
             "positions_before": gap.positions_before,
-            "open": gap.open,
+            "open": gap.is_open,
             "suspected_disabling": gap.suspected(rules, start_shore_nm, end_shore_nm),
         }
     )

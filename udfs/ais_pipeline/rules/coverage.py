@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 HOUR_MS = 3_600_000
 
@@ -55,12 +56,62 @@ class Coverage:
     vessels: int
 
 
+@dataclass(frozen=True)
+class CoverageRules:
+    """When a gap's hours are final, and how long a cell keeps its hours.
+
+    ``reach_ms`` is how long after a gap's start its record can first reach the cell: the gap
+    threshold plus the wait for the judgement of the positions around it (an open gap is revealed
+    then; a closed gap shorter than that comes when its end is accepted). ``ttl_ms`` is how long a
+    vessel's last position is remembered (the gap TTL): an open gap pins its cell's hours from its
+    start until it closes or that long after its start."""
+
+    lateness_ms: int
+    grace_ms: int
+    reach_ms: int
+    ttl_ms: int
+
+    def due_at(self, last_hour: int) -> int:
+        """The watermark from which the reports of the hours up to ``last_hour`` can no longer
+        change: its end plus the allowed lateness and the hours grace (the tumbling windows' own
+        rule)."""
+        return last_hour + HOUR_MS - 1 + self.lateness_ms + self.grace_ms
+
+    def keep_from(self, watermark: int) -> int:
+        """The oldest hour a gap not yet seen could still need at ``watermark``."""
+        return hour_of(watermark - self.lateness_ms - self.grace_ms - self.reach_ms - HOUR_MS)
+
+
+@dataclass(frozen=True)
+class GapHours:
+    """A gap as the coverage sees it: its id and vessel, its start, and its end (None: open, to
+    the hour before the one it was revealed in)."""
+
+    id: str
+    mmsi: int
+    start: int
+    end: int | None
+    revealed_at: int
+
+    @property
+    def first_hour(self) -> int:
+        return hour_of(self.start)
+
+    @property
+    def last_hour(self) -> int:
+        if self.end is not None:
+            return hour_of(self.end)
+        return max(self.first_hour, hour_of(self.revealed_at) - HOUR_MS)
+
+
 @dataclass
 class CellCoverage:
-    """One cell's reports per hour, and the open gaps that pin them."""
+    """One cell's reports per hour, the gaps waiting for their hours to be final, and the open
+    gaps that pin the hours from their start."""
 
     hours: dict[int, Hour] = field(default_factory=dict)
-    pinned: dict[str, int] = field(default_factory=dict)  # open gap id -> its start hour
+    waiting: list[tuple[int, GapHours, Any]] = field(default_factory=list)  # (due, gap, its record)
+    pinned: dict[str, tuple[int, int]] = field(default_factory=dict)  # open gap id -> (start hour, until)
 
     def report(self, ts: int, mmsi: int, n: int = 1) -> None:
         hour = hour_of(ts)
@@ -68,6 +119,49 @@ class CellCoverage:
         if bucket is None:
             bucket = self.hours[hour] = Hour()
         bucket.add(mmsi, n)
+
+    def gap(self, rules: CoverageRules, gap: GapHours, record: Any) -> int:
+        """A gap that started in this cell: counted once its hours are final (the watermark this
+        returns). An open one pins the hours from its start; its closed self unpins them."""
+        if gap.end is None:
+            self.pinned[gap.id] = (gap.first_hour, gap.start + rules.ttl_ms)
+        due = rules.due_at(gap.last_hour)
+        self.waiting.append((due, gap, record))
+        return due
+
+    def advance(self, rules: CoverageRules, cell: str, watermark: int) -> list[tuple[Any, Coverage]]:
+        """The gaps whose hours are final at ``watermark``, each with its coverage (in the order
+        they came); then what no gap can need any more is forgotten."""
+        out: list[tuple[Any, Coverage]] = []
+        still: list[tuple[int, GapHours, Any]] = []
+        for due, gap, record in self.waiting:
+            if due > watermark:
+                still.append((due, gap, record))
+                continue
+            out.append((record, self.count(cell, gap.first_hour, gap.last_hour, gap.mmsi)))
+            if gap.end is not None:
+                self.pinned.pop(gap.id, None)
+        self.waiting = still
+        for gap_id in [g for g, (_, until) in self.pinned.items() if until <= watermark]:
+            del self.pinned[gap_id]
+        needed = [rules.keep_from(watermark)]
+        needed += [gap.first_hour for _, gap, _ in self.waiting]
+        needed += [hour for hour, _ in self.pinned.values()]
+        oldest = min(needed)
+        for hour in [h for h in self.hours if h < oldest]:
+            del self.hours[hour]
+        return out
+
+    def next_timer(self, rules: CoverageRules) -> int | None:
+        """When this cell has something to do next: a gap due, a pin expiring, or its oldest hour
+        to forget (None: it holds nothing)."""
+        times = [due for due, _, _ in self.waiting]
+        times += [until for _, until in self.pinned.values()]
+        held = [gap.first_hour for _, gap, _ in self.waiting] + [hour for hour, _ in self.pinned.values()]
+        if self.hours and (not held or min(self.hours) < min(held)):
+            # keep_from(w) passes the oldest hour once w - lateness - grace - reach - hour >= oldest + hour
+            times.append(min(self.hours) + 2 * HOUR_MS + rules.lateness_ms + rules.grace_ms + rules.reach_ms)
+        return min(times) if times else None
 
     def count(self, cell: str, first_hour: int, last_hour: int, mmsi: int) -> Coverage:
         """Reports and distinct vessels of the hours from ``first_hour`` to ``last_hour`` (both
@@ -81,12 +175,6 @@ class CellCoverage:
                         vessels.add(other)
         return Coverage(cell, reports, len(vessels))
 
-    def forget(self, keep_from: int) -> None:
-        """Drop the hours before ``keep_from`` that no open gap pins."""
-        oldest = min([keep_from, *self.pinned.values()])
-        for hour in [h for h in self.hours if h < oldest]:
-            del self.hours[hour]
-
     @property
     def empty(self) -> bool:
-        return not self.hours and not self.pinned
+        return not self.hours and not self.pinned and not self.waiting

@@ -178,3 +178,11 @@ class CellCoverage:
     @property
     def empty(self) -> bool:
         return not self.hours and not self.pinned and not self.waiting
+
+
+def coverage_rules(
+    lateness_ms: int, grace_ms: int, min_gap_ms: int, max_gap_ms: int, step_ms: int, ttl_ms: int
+) -> CoverageRules:
+    """The coverage's rules of a run: a gap reaches it at most the threshold plus the judgement's
+    wait (the gap cap and a watermark step, as the vessel operator arms its open gap) after its start."""
+    return CoverageRules(lateness_ms, grace_ms, min_gap_ms + max_gap_ms + 2 * step_ms, ttl_ms)

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
 
+from ais_pipeline.rules.coverage import Coverage, GapHours
 from ais_pipeline.rules.decode import Position, Static
 from ais_pipeline.rules.gaps import Gap, GapRules
 from ais_pipeline.rules.parse import DeadLetter
@@ -214,8 +215,33 @@ def gap_json(gap: Gap, rules: GapRules, watermark: int, start_shore_nm: float, e
             "positions_before": gap.positions_before,
             "open": gap.is_open,
             "suspected_disabling": gap.suspected(rules, start_shore_nm, end_shore_nm),
+            "as_of": iso_ms(watermark),
         }
     )
+
+
+def gap_hours(gap_line: str) -> GapHours:
+    """What the coverage needs of a gap's record: its id, vessel, start, end and ``as_of``."""
+    record = json.loads(gap_line)
+    end = record["end_time"]
+    return GapHours(
+        record["id"],
+        record["mmsi"],
+        parse_iso_ms(record["start_time"]),
+        None if end is None else parse_iso_ms(end),
+        parse_iso_ms(record["as_of"]),
+    )
+
+
+def with_coverage(gap_line: str, coverage: Coverage) -> str:
+    """A gap's record with what the stream heard around it (:mod:`ais_pipeline.rules.coverage`):
+    the 1-degree cell of its start, and the reports and distinct vessels heard there while it
+    lasted (other vessels' only)."""
+    record = json.loads(gap_line)
+    record["coverage_cell"] = coverage.cell
+    record["coverage_reports"] = coverage.reports
+    record["coverage_vessels"] = coverage.vessels
+    return _dumps(record)
 
 
 def final_aggregates(aggregates: Iterable[dict[str, object]]) -> dict[tuple[str, str, str], dict[str, object]]:

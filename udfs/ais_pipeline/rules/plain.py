@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.rules import outputs
+from ais_pipeline.rules.coverage import CellCoverage, CoverageRules, cell_of, coverage_rules
 from ais_pipeline.rules.dedup import (
     LATE,
     LATE_VESSEL_MS,
@@ -73,13 +74,16 @@ class PlainPipeline:
         self.groups = DictGroupStores()
         self.vessels: defaultdict[int, DictVesselStore] = defaultdict(DictVesselStore)
         self.cells: defaultdict[str, DictCellStore] = defaultdict(DictCellStore)
+        # Gaps on: what the stream heard around each gap, per 1-degree cell.
+        self.coverage_rules = run_coverage_rules(config)
+        self.coverage: defaultdict[str, CellCoverage] = defaultdict(CellCoverage)
         # One heap of (time, key) per operator, and the set of (time, key) already queued.
-        self._timers: dict[str, list[tuple[int, object]]] = {"vessels": [], "cells": []}
-        self._queued: dict[str, set[tuple[int, object]]] = {"vessels": set(), "cells": set()}
+        self._timers: dict[str, list[tuple[int, object]]] = {"vessels": [], "cells": [], "coverage": []}
+        self._queued: dict[str, set[tuple[int, object]]] = {"vessels": set(), "cells": set(), "coverage": set()}
         self.watermark = TIME_UNKNOWN  # the lane's
         # Each operator's own watermark: it moves when the watermark reaches that operator, after
         # the operators upstream have fired their timers (and sent on what those emitted).
-        self.op_watermark = {"vessels": TIME_UNKNOWN, "cells": TIME_UNKNOWN}
+        self.op_watermark = {"vessels": TIME_UNKNOWN, "cells": TIME_UNKNOWN, "coverage": TIME_UNKNOWN}
         self.out = PlainResult()
 
     # -- stores -------------------------------------------------------------------------------
@@ -98,9 +102,8 @@ class PlainPipeline:
         store = self.vessels[report.mmsi]
         outcome, pane = self.vessel_logic.process(store, report, self.watermark)
         self._collect_timers("vessels", report.mmsi, store)
-        named = self.out.named()
         for name, text in outcome.records():
-            named[name].append(text)
+            self._record(name, text)
         if outcome.row_static is not None:
             self.out.tallies[STATIC_FROM_ROWS] += 1
         dead = outcome.dead_letter()
@@ -118,9 +121,8 @@ class PlainPipeline:
         """What the dedup rules released: accepted and bad fixes to their outputs, reports and
         vessel time to the cells; the late part of the time to the tallies."""
         logic = self.vessel_logic
-        named = self.out.named()
         for name, line in logic.records:
-            named[name].append(line)
+            self._record(name, line)
         logic.records.clear()
         for pane in logic.released:
             self._pane(pane)
@@ -130,7 +132,27 @@ class PlainPipeline:
             self.out.tallies[LATE_VESSEL_MS] += late_ms
         logic.counts.clear()
 
+    def _record(self, name: str, line: str) -> None:
+        if name == "gaps" and self.coverage_rules is not None:
+            gap = outputs.gap_hours(line)
+            start = cell_of(*gap_start(line))
+            self.coverage[start].gap(self.coverage_rules, gap, line)
+            self._coverage_timer(start)
+        else:
+            getattr(self.out, name).append(line)
+
+    def _coverage_timer(self, cell: str) -> None:
+        assert self.coverage_rules is not None
+        at = self.coverage[cell].next_timer(self.coverage_rules)
+        if at is not None and (at, cell) not in self._queued["coverage"]:
+            self._queued["coverage"].add((at, cell))
+            heapq.heappush(self._timers["coverage"], (at, cell))
+
     def _pane(self, pane: VesselPane) -> None:
+        if self.coverage_rules is not None and pane.reports and pane.tumbling:
+            cell = cell_of(*geohash_center(pane.cell))
+            self.coverage[cell].report(pane.pane_start, pane.mmsi, pane.reports)
+            self._coverage_timer(cell)
         store = self.cells[pane.cell]
         for agg in self.windows.on_contribution(store, pane, self.op_watermark["cells"]):
             self.out.aggregates.append(outputs.aggregate_json(agg, self.windows.spec.slide_ms))
@@ -139,7 +161,7 @@ class PlainPipeline:
     def _advance(self, watermark: int) -> None:
         """The watermark moves: fire due timers operator by operator, as Flink forwards it."""
         self.watermark = watermark
-        for kind in ("vessels", "cells"):
+        for kind in ("vessels", "cells", "coverage"):
             self.op_watermark[kind] = watermark
             heap = self._timers[kind]
             while heap and heap[0][0] <= watermark:
@@ -152,11 +174,23 @@ class PlainPipeline:
                     self._collect_timers("vessels", key, vstore)
                     if vstore.meta() is None:
                         self.vessels.pop(key, None)  # type: ignore[call-overload]
+                elif kind == "coverage":
+                    self._coverage(key, ts)  # type: ignore[arg-type]
                 else:
                     cstore = self.cells[key]  # type: ignore[index]
                     for agg in self.windows.on_timer(cstore, key, ts):  # type: ignore[arg-type]
                         self.out.aggregates.append(outputs.aggregate_json(agg, self.windows.spec.slide_ms))
                     self._collect_timers("cells", key, cstore)
+
+    def _coverage(self, cell: str, ts: int) -> None:
+        assert self.coverage_rules is not None
+        coverage = self.coverage[cell]
+        for line, counted in coverage.advance(self.coverage_rules, cell, ts):
+            self.out.gaps.append(outputs.with_coverage(line, counted))
+        if coverage.empty:
+            del self.coverage[cell]
+        else:
+            self._coverage_timer(cell)
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, lines: Iterable[str]) -> None:
@@ -198,3 +232,33 @@ def run_plain(config: PipelineConfig, lines: Iterable[str], now_ms: int | None =
     pipeline = PlainPipeline(config, now_ms)
     pipeline.feed(lines)
     return pipeline.finish()
+
+
+def geohash_center(cell: str) -> tuple[float, float]:
+    import pygeohash
+
+    lat, lon, _, _ = pygeohash.decode_exactly(cell)
+    return lat, lon
+
+
+def gap_start(line: str) -> tuple[float, float]:
+    import json
+
+    record = json.loads(line)
+    return record["start_lat"], record["start_lon"]
+
+
+def run_coverage_rules(config: PipelineConfig) -> CoverageRules | None:
+    """The coverage's rules of a run with gaps on (None: off)."""
+    rules = config.gap_rules
+    if rules is None:
+        return None
+    spec = window_spec(config)
+    return coverage_rules(
+        config.lateness_ms,
+        config.grace_ms,
+        rules.min_gap_ms,
+        config.max_gap_ms,
+        spec.watermark_step_ms,
+        config.gap_ttl_ms,
+    )

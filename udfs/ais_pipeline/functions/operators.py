@@ -314,9 +314,10 @@ class DedupVessel(KeyedProcessFunction):
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
         panes: list[VesselPane] = []
         logic = self.logic
+        final = ctx.timer_service().current_watermark() > END_OF_INPUT_TIMER  # the input's end: no time passed
         for mmsi in sorted(self.store.due(timestamp)):
             if mmsi in self.store.shard.items:
-                logic.on_timer(self.store.vessel(mmsi), timestamp, mmsi)
+                logic.on_timer(self.store.vessel(mmsi), timestamp, mmsi, final)
                 panes.extend(logic.released)
                 logic.released.clear()
         yield from self._emit(panes, _Batch())

@@ -514,17 +514,21 @@ class VesselLogic:
         )  # fmt: skip
         return outcome, pane
 
-    def on_timer(self, store: VesselStore, ts: int, mmsi: int = 0) -> None:
+    def on_timer(self, store: VesselStore, ts: int, mmsi: int = 0, final: bool = False) -> None:
         """Release the track's segments the watermark completes (into :attr:`released`); emit the
-        open gap of a vessel silent past the threshold; drop the vessel once its newest report is
-        older than the retention, in event time (but what its gap needs, for the gap TTL)."""
+        open gap of a vessel silent past the threshold (not on the ``final`` watermark, the end of
+        the input: that is no time passing); drop the vessel once its newest report is older than
+        the retention, in event time (but what its gap needs, for the gap TTL)."""
         meta = store.meta()
         track = store.track()
         if meta is not None and track is not None and meta.hours_at == ts:
             self._step(store, track, meta, mmsi)
             store.set_meta(meta)
         if meta is not None and meta.gaps_at == ts:
-            self._open_gap(store, meta, ts, mmsi)
+            if final:
+                meta.gaps_at = TIME_UNKNOWN
+            else:
+                self._open_gap(store, meta, ts, mmsi)
             store.set_meta(meta)
         if meta is not None and meta.cleanup_at == ts:
             gaps = store.gaps()

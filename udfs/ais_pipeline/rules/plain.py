@@ -169,7 +169,8 @@ class PlainPipeline:
                 self._queued[kind].discard((ts, key))
                 if kind == "vessels":
                     vstore = self.vessels[key]  # type: ignore[index]
-                    self.vessel_logic.on_timer(vstore, ts, key)  # type: ignore[arg-type]
+                    final = watermark == END_OF_INPUT
+                    self.vessel_logic.on_timer(vstore, ts, key, final)  # type: ignore[arg-type]
                     self._released()
                     self._collect_timers("vessels", key, vstore)
                     if vstore.meta() is None:

@@ -118,6 +118,7 @@ def test_kafka_flags_and_environment():
         "late": "ais.late",
         "dead_letter": "ais.dead_letter",
         "bad_fixes": "ais.bad_fixes",
+        "gaps": "ais.gaps",
     }
 
 

@@ -36,7 +36,7 @@ def a_vessel(store: ShardVessels, mmsi: int, ts: int) -> None:
 
 def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_what_changed():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
+    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
     bound(ctx, store, 3)
     a_vessel(store, 244000003, 1_000)
     a_vessel(store, 244000019, 2_000)
@@ -45,10 +45,11 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     held = ctx.held()[(VESSELS_STATE, 3)]
     assert sorted(held) == [244000003, 244000019]
     row = held[244000003]
-    # The meta (no track timer, no ship type yet), the identities, the static reports, no track.
-    assert list(row[:8]) == [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), "unknown"]
-    assert dict(row[8]) == {"payload-1000,0": 1_000}
-    assert row[10] is None
+    # The meta (no track timer, no gap timer, no ship type yet), the identities, the static
+    # reports, no track, no gaps.
+    assert list(row[:9]) == [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), -(2**63), "unknown"]
+    assert dict(row[9]) == {"payload-1000,0": 1_000}
+    assert row[11] is None and row[12] is None
 
     # A second marker with nothing changed writes nothing; one change writes that vessel alone.
     ctx.maps[(VESSELS_STATE, 3)][244000019] = "left alone"
@@ -56,17 +57,17 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     store.vessel(244000003).remember("payload-1500,0", 1_500)
     store.flush()
     assert ctx.maps[(VESSELS_STATE, 3)][244000019] == "left alone"
-    assert dict(ctx.maps[(VESSELS_STATE, 3)][244000003][8]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
+    assert dict(ctx.maps[(VESSELS_STATE, 3)][244000003][9]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
 
 
 def test_a_restore_loads_what_was_written_with_its_cleanup_timers():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
+    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
     bound(ctx, store, 5)
     a_vessel(store, 244000005, 10_000)
     store.flush()
 
-    restored = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]  # a new instance on the restored state
+    restored = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]  # a new instance on the restored state
     bound(ctx, restored, 5)
     vessel = restored.vessel(244000005)
     assert vessel.first_seen("payload-10000,0") == 10_000
@@ -78,7 +79,7 @@ def test_a_restore_loads_what_was_written_with_its_cleanup_timers():
 
 def test_shards_are_kept_apart_and_one_flink_timer_serves_every_vessel_due_at_a_time():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
+    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
     timers = bound(ctx, store, 1)
     store.vessel(244000001).register_timer(60_000)
     store.vessel(244000017).register_timer(60_000)
@@ -94,7 +95,7 @@ def test_shards_are_kept_apart_and_one_flink_timer_serves_every_vessel_due_at_a_
 
 def test_a_cleared_vessel_leaves_no_state_behind():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
+    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
     bound(ctx, store, 7)
     a_vessel(store, 244000007, 1_000)
     store.flush()
@@ -152,7 +153,7 @@ def test_a_restored_parser_goes_on_in_the_csv_file_whose_header_it_will_not_read
 
 def test_a_restore_loads_a_vessels_tracks_and_their_timer():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
+    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
     bound(ctx, store, 3)
     a_vessel(store, 211000001, 1_000_000)
     vessel = store.vessel(211000001)
@@ -168,7 +169,7 @@ def test_a_restore_loads_a_vessels_tracks_and_their_timer():
     meta.hours_at = 1_019_999
     vessel.set_meta(meta)
     store.flush()
-    restored = ShardVessels(ctx, LOGIC.new_track)  # type: ignore[arg-type]
+    restored = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
     bound(ctx, restored, 3)
     again = restored.vessel(211000001).track()
     assert again is not None

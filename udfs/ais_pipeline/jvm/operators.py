@@ -197,6 +197,34 @@ class CellWindows:
 
 
 @dataclass(frozen=True)
+class GapCoverage:
+    """``ais.flink.GapCoverage``: what the stream heard around each gap, keyed by 1-degree cell on
+    Flink's keyed state and event-time timers (:mod:`ais_pipeline.rules.coverage` is the
+    reference); ``VesselPane`` rows and gap records in, gap records with their coverage out."""
+
+    name: str
+    uid: str
+    contribution_type: TypeInformation
+    lateness_ms: int
+    grace_ms: int
+    reach_ms: int
+    ttl_ms: int
+
+    def build(self) -> Any:
+        return jvm().ais.flink.GapCoverage(
+            java_type(self.contribution_type), self.lateness_ms, self.grace_ms, self.reach_ms, self.ttl_ms
+        )
+
+    def apply(self, contributions: DataStream, gaps: DataStream) -> DataStream:
+        flink = jvm().ais.flink
+        j_in = java_type(self.contribution_type)
+        panes = java_stream(contributions).keyBy(flink.GapCoverage.PaneCell(j_in))
+        records = java_stream(gaps).keyBy(flink.GapCoverage.GapCell())
+        j_stream = panes.connect(records).process(self.build(), java_type(Types.STRING()))
+        return DataStream(j_stream).name(self.name).uid(self.uid)
+
+
+@dataclass(frozen=True)
 class AggregateJson:
     """``ais.flink.AggregateJson``: ``Aggregate`` rows as their JSON lines."""
 

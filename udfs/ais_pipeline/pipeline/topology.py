@@ -43,6 +43,7 @@ from ais_pipeline.jvm.operators import (
     CellWindows,
     ColumnsToRows,
     FastSentences,
+    GapCoverage,
     KeyedBatches,
     LineBatches,
     ReceiverWatermarks,
@@ -50,7 +51,7 @@ from ais_pipeline.jvm.operators import (
 )
 from ais_pipeline.jvm.streams import keyed_by_first_field, parallelism, side_output
 from ais_pipeline.resources import helpers_jar
-from ais_pipeline.rules.dedup import VESSEL_SHARDS, window_spec
+from ais_pipeline.rules.dedup import VESSEL_SHARDS, coverage_rules_of, window_spec
 from ais_pipeline.rules.lane import AUTO, NMEA
 from ais_pipeline.rules.outputs import OUTPUTS
 from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES
@@ -111,6 +112,23 @@ def cell_windows(config: PipelineConfig) -> CellWindows:
     )
 
 
+def gap_coverage(config: PipelineConfig, contributions: DataStream, gaps: DataStream) -> DataStream:
+    """Each gap record with what the stream heard around it (gaps on), in Java on Flink's keyed
+    state and timers."""
+    rules = coverage_rules_of(config)
+    if rules is None:
+        return gaps
+    return GapCoverage(
+        "gap coverage (keyed by 1-degree cell)",
+        "gap-coverage",
+        vessel_pane_type(),
+        rules.lateness_ms,
+        rules.grace_ms,
+        rules.reach_ms,
+        rules.ttl_ms,
+    ).apply(contributions, gaps)
+
+
 def build_pipeline(
     env: StreamExecutionEnvironment, lines: DataStream, config: PipelineConfig, emit_tallies: bool = True
 ) -> Streams:
@@ -167,7 +185,7 @@ def build_pipeline(
         late=lines_of(side(vessels, operators.LATE_OUT), "late report"),
         dead_letter=side(parsed, operators.DEAD).union(lines_of(side(vessels, operators.DEAD), "dead letter")),
         bad_fixes=lines_of(side(vessels, operators.BAD_FIXES), "bad fix"),
-        gaps=lines_of(side(vessels, operators.GAPS), "gap"),
+        gaps=gap_coverage(config, contributions, lines_of(side(vessels, operators.GAPS), "gap")),
         tally=side(parsed, operators.TALLY).union(
             side(reports, operators.TALLY), lines_of(side(vessels, operators.TALLY), "tally")
         ),

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import pygeohash
 
+from ais_pipeline.rules.coverage import CoverageRules, coverage_rules
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
 from ais_pipeline.rules.gaps import Gap, GapRules, VesselGaps
 from ais_pipeline.rules.outputs import bad_fix_json, gap_json, late_json, position_json, report_id, static_json
@@ -632,3 +633,19 @@ class DictVesselStore:
 
     def register_timer(self, ts: int) -> None:
         self.timers.add(ts)
+
+
+def coverage_rules_of(config: PipelineConfig) -> CoverageRules | None:
+    """The coverage's rules of a run with gaps on (None: off)."""
+    rules = config.gap_rules
+    if rules is None:
+        return None
+    spec = window_spec(config)
+    return coverage_rules(
+        config.lateness_ms,
+        config.grace_ms,
+        rules.min_gap_ms,
+        config.max_gap_ms,
+        spec.watermark_step_ms,
+        config.gap_ttl_ms,
+    )

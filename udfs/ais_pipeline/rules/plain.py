@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.coverage import CellCoverage, CoverageRules, cell_of, coverage_rules
+from ais_pipeline.rules.coverage import CellCoverage, cell_of
 from ais_pipeline.rules.dedup import (
     LATE,
     LATE_VESSEL_MS,
     STATIC_FROM_ROWS,
     DictVesselStore,
+    coverage_rules_of,
     vessel_logic,
     window_spec,
 )
@@ -75,7 +76,7 @@ class PlainPipeline:
         self.vessels: defaultdict[int, DictVesselStore] = defaultdict(DictVesselStore)
         self.cells: defaultdict[str, DictCellStore] = defaultdict(DictCellStore)
         # Gaps on: what the stream heard around each gap, per 1-degree cell.
-        self.coverage_rules = run_coverage_rules(config)
+        self.coverage_rules = coverage_rules_of(config)
         self.coverage: defaultdict[str, CellCoverage] = defaultdict(CellCoverage)
         # One heap of (time, key) per operator, and the set of (time, key) already queued.
         self._timers: dict[str, list[tuple[int, object]]] = {"vessels": [], "cells": [], "coverage": []}
@@ -247,19 +248,3 @@ def gap_start(line: str) -> tuple[float, float]:
 
     record = json.loads(line)
     return record["start_lat"], record["start_lon"]
-
-
-def run_coverage_rules(config: PipelineConfig) -> CoverageRules | None:
-    """The coverage's rules of a run with gaps on (None: off)."""
-    rules = config.gap_rules
-    if rules is None:
-        return None
-    spec = window_spec(config)
-    return coverage_rules(
-        config.lateness_ms,
-        config.grace_ms,
-        rules.min_gap_ms,
-        config.max_gap_ms,
-        spec.watermark_step_ms,
-        config.gap_ttl_ms,
-    )

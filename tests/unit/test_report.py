@@ -193,3 +193,28 @@ def test_the_map_marks_the_bad_fixes_that_fall_inside_it(run_dir: Path, tmp_path
     bar = draw_density(boxes, "hours", "hours", tmp_path / "map.png", [inside, inside, outside])
     legend = bar.mappable.axes.get_legend()
     assert [t.get_text() for t in legend.get_texts()] == ["bad fixes (2): in no cell's figures"]
+
+
+def test_the_page_lists_the_longest_gaps_with_their_verdicts_and_the_map_marks_their_starts(tmp_path: Path):
+    import re
+
+    from ais_pipeline.config import PipelineConfig
+    from ais_pipeline.files import write_outputs
+    from ais_pipeline.rules.plain import run_plain
+    from tests.support.gap_cases import COASTAL, COVERED, EMPTY, OPEN, gap_case_lines
+
+    result = run_plain(PipelineConfig(), gap_case_lines())
+    write_outputs(result, tmp_path)
+    (tmp_path / "summary.json").write_text(json.dumps(dict(result.totals)))
+    assert main([str(tmp_path)]) == 0
+    page = (tmp_path / "report" / "index.html").read_text()
+    table = page[page.index('<table id="gaps">') :]
+    rows = re.findall(r"<tr><td>(\d+)</td><td>[^<]*</td><td>[^<]*</td><td>([\d.]+)</td><td>([^<]+)</td>", table)
+    # One row per gap (its last word), longest first (then by start and MMSI).
+    assert rows == [
+        (str(COVERED), "13.0", "suspected disabling"),
+        (str(EMPTY), "13.0", "suspected disabling"),
+        (str(COASTAL), "13.0", "closed"),
+        (str(OPEN), "6.2", "open"),
+    ]
+    assert "168, 2 in S21E075" in table and "0, 0 in S31E080" in table

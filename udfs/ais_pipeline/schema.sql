@@ -105,7 +105,11 @@ CREATE TABLE IF NOT EXISTS ais_gaps (
     hours          double precision NOT NULL,  -- an open gap's: up to when it was known
     positions_before integer NOT NULL,  -- in the 12 h before the start
     open           boolean NOT NULL,
-    suspected_disabling boolean NOT NULL
+    suspected_disabling boolean NOT NULL,
+    as_of          timestamptz NOT NULL,  -- the watermark that made the record
+    coverage_cell  text NOT NULL,  -- the 1-degree cell of the start: S21E075
+    coverage_reports integer NOT NULL,  -- other vessels' reports heard there during the gap
+    coverage_vessels integer NOT NULL  -- and how many vessels they came from
 );
 CREATE INDEX IF NOT EXISTS ais_gaps_mmsi_time ON ais_gaps (mmsi, start_time);
 

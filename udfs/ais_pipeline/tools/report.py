@@ -153,10 +153,16 @@ def land_mask(lon_lo: float, lon_hi: float, lat_lo: float, lat_hi: float, nx: in
 
 
 def draw_density(
-    boxes: list[CellBox], title: str, color_by: str, png: Path, bad: Sequence[tuple[float, float]] = ()
+    boxes: list[CellBox],
+    title: str,
+    color_by: str,
+    png: Path,
+    bad: Sequence[tuple[float, float]] = (),
+    gaps: Sequence[tuple[float, float, bool]] = (),
 ) -> Any:
-    """The map, with the run's bad fixes (lat, lon) as red crosses where they fall inside it;
-    returns its axes' colour bar (for tests of the scale)."""
+    """The map, with the run's bad fixes (lat, lon) as red crosses and its gaps' starts (lat, lon,
+    suspected) as triangles (suspected ones filled) where they fall inside it; returns its axes'
+    colour bar (for tests of the scale)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -185,9 +191,20 @@ def draw_density(
     collection.set_edgecolor(collection.to_rgba(np.asarray(values, dtype=float)))  # type: ignore[arg-type]
     ax.add_collection(collection)
     inside = [(lat, lon) for lat, lon in bad if x0 <= lon <= x1 and y0 <= lat <= y1]
+    legend = False
     if inside:
         ax.scatter([lon for _, lon in inside], [lat for lat, _ in inside], marker="x", s=18, color="red", lw=0.8,
                    label=f"bad fixes ({len(inside)}): in no cell's figures")  # fmt: skip
+        legend = True
+    for suspected, style in ((False, {"facecolors": "none"}), (True, {"facecolors": "#e8590c"})):
+        starts = [(lat, lon) for lat, lon, s in gaps if s == suspected and x0 <= lon <= x1 and y0 <= lat <= y1]
+        if starts:
+            label = "suspected disablings" if suspected else "gaps (AIS off)"
+            ax.scatter([lon for _, lon in starts], [lat for lat, _ in starts], marker="^", s=30,
+                       edgecolors="#e8590c", lw=0.9, label=f"{label} ({len(starts)}): where they started",
+                       **style)  # fmt: skip
+            legend = True
+    if legend:
         ax.legend(loc="lower left", fontsize=8)
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
@@ -342,7 +359,41 @@ def summary_table(summary: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def write_index(report: Path, summary: dict[str, Any], title: str) -> None:
+LONGEST_GAPS = 20
+
+
+def gap_events(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last word on each gap (closed over open), longest first."""
+    last: dict[str, dict[str, Any]] = {}
+    for record in records:
+        kept = last.get(record["id"])
+        if kept is None or (kept["open"] and not record["open"]) or (kept["open"] and record["hours"] > kept["hours"]):
+            last[record["id"]] = record
+    return sorted(last.values(), key=lambda g: (-float(g["hours"]), str(g["start_time"]), int(g["mmsi"])))
+
+
+def gaps_table(gaps: Sequence[dict[str, Any]]) -> str:
+    """The longest gaps, a row each."""
+    if not gaps:
+        return "<p>No vessel went silent for longer than the gap threshold.</p>"
+    head = (
+        "<tr><th>mmsi</th><th>ship type</th><th>start</th><th>hours</th><th>state</th>"
+        "<th>from shore (nm)</th><th>positions before</th><th>others heard (reports, vessels)</th></tr>"
+    )
+    rows = []
+    for g in gaps[:LONGEST_GAPS]:
+        state = "open" if g["open"] else ("suspected disabling" if g["suspected_disabling"] else "closed")
+        shore = f"{g['start_shore_nm']}" + ("" if g["end_shore_nm"] is None else f" / {g['end_shore_nm']}")
+        cells = [
+            g["mmsi"], g["ship_type"], g["start_time"], g["hours"], state, shore, g["positions_before"],
+            f"{g.get('coverage_reports')}, {g.get('coverage_vessels')} in {g.get('coverage_cell')}",
+        ]  # fmt: skip
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    more = f"<p>{len(gaps) - LONGEST_GAPS} more in the gaps output.</p>" if len(gaps) > LONGEST_GAPS else ""
+    return f'<table id="gaps">\n{head}\n' + "\n".join(rows) + "\n</table>" + more
+
+
+def write_index(report: Path, summary: dict[str, Any], title: str, gaps: Sequence[dict[str, Any]] = ()) -> None:
     page = f"""<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>AIS run report</title>
@@ -355,6 +406,8 @@ th,td{{border:1px solid #ccc;padding:.2em .6em;text-align:left}}img{{max-width:1
 <img src="density.png" alt="density map of {html.escape(title)}" width="1000" height="600">
 <h2>Vessel hours by ship type</h2>
 <img src="types.png" alt="vessel hours per ship type category" width="1000" height="450">
+<h2>Longest gaps (vessels that went dark)</h2>
+{gaps_table(gaps)}
 <h2>Duplicates over time</h2>
 <img src="duplicates.png" alt="reports kept and dropped per minute" width="1000" height="450">
 <h2>Summary</h2>
@@ -375,8 +428,9 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
     summary = json.loads(summary_file.read_text())
     aggregates, late = read_jsonl(run_dir / "aggregates"), read_jsonl(run_dir / "late")
     bad = read_jsonl(run_dir / "bad_fixes")
+    gaps = read_jsonl(run_dir / "gaps")
     where = str(run_dir / "aggregates")
-    return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad)
+    return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad, gaps)
 
 
 def make_report_from_postgres(
@@ -386,11 +440,20 @@ def make_report_from_postgres(
     aggregates and late records of every run into them, and the summary of the newest file run."""
     from ais_pipeline import postgres
 
-    tables = postgres.read_outputs(target, ("aggregates", "late", "bad_fixes"))
+    tables = postgres.read_outputs(target, ("aggregates", "late", "bad_fixes", "gaps"))
     summary = postgres.latest_run_summary(target) or {}
     where = f"the table ais_aggregates in {target.shown()}"
     return draw_report(
-        report, where, summary, tables["aggregates"], tables["late"], window, start, color_by, tables["bad_fixes"]
+        report,
+        where,
+        summary,
+        tables["aggregates"],
+        tables["late"],
+        window,
+        start,
+        color_by,
+        tables["bad_fixes"],
+        tables["gaps"],
     )
 
 
@@ -404,6 +467,7 @@ def draw_report(
     start: str | None,
     color_by: str,
     bad_fixes: Sequence[dict[str, Any]] = (),
+    gap_records: Sequence[dict[str, Any]] = (),
 ) -> Path:
     aggregates, others = one_configuration(aggregates)
     windows = final_aggregates(aggregates, window)
@@ -437,11 +501,13 @@ def draw_report(
         map_title += f"\ndrawn as geohash cells of precision {precision} (the data's {data_precision}, summed)"
     report.mkdir(parents=True, exist_ok=True)
     bad = [(float(b["lat"]), float(b["lon"])) for b in bad_fixes]
-    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png", bad)
+    gaps = gap_events(gap_records)
+    starts = [(float(g["start_lat"]), float(g["start_lon"]), bool(g["suspected_disabling"])) for g in gaps]
+    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png", bad, starts)
     draw_types(hours_by_type(tumbling), float(summary.get("late_hours") or 0.0), report / "types.png")
     late = late_per_minute(late_records)
     draw_duplicates(summary.get("per_minute") or {}, late, report / "duplicates.png")
-    write_index(report, summary, title)
+    write_index(report, summary, title, gaps)
     return report
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ais_pipeline.rules.coverage import HOUR_MS, CellCoverage, Coverage, CoverageRules, GapHours, cell_of, hour_of
+from tests.support.golden_coverage import load as load_golden
 
 pytestmark = pytest.mark.unit
 
@@ -90,3 +91,13 @@ def test_hours_no_gap_can_need_are_forgotten_as_the_watermark_moves():
     # A gap not yet seen starts at most reach + lateness + grace before the watermark.
     assert min(cell.hours) == hour_of(watermark - RULES.reach_ms - 13 * MIN - HOUR_MS)
     assert cell.next_timer(RULES) == min(cell.hours) + 2 * HOUR_MS + 13 * MIN + RULES.reach_ms
+
+
+GOLDEN_CASES = load_golden()["cases"]
+
+
+@pytest.mark.parametrize("case", GOLDEN_CASES, ids=[c["name"][:60] for c in GOLDEN_CASES])
+def test_golden_coverage_case_gives_its_records_and_leaves_no_state(case):
+    from tests.support.golden_coverage import run_case
+
+    assert run_case(case) == [step["emits"] for step in case["steps"]]

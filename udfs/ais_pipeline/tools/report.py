@@ -196,13 +196,12 @@ def draw_density(
         ax.scatter([lon for _, lon in inside], [lat for lat, _ in inside], marker="x", s=18, color="red", lw=0.8,
                    label=f"bad fixes ({len(inside)}): in no cell's figures")  # fmt: skip
         legend = True
-    for suspected, style in ((False, {"facecolors": "none"}), (True, {"facecolors": "#e8590c"})):
+    for suspected, face in ((False, "none"), (True, "#e8590c")):
         starts = [(lat, lon) for lat, lon, s in gaps if s == suspected and x0 <= lon <= x1 and y0 <= lat <= y1]
         if starts:
             label = "suspected disablings" if suspected else "gaps (AIS off)"
-            ax.scatter([lon for _, lon in starts], [lat for lat, _ in starts], marker="^", s=30,
-                       edgecolors="#e8590c", lw=0.9, label=f"{label} ({len(starts)}): where they started",
-                       **style)  # fmt: skip
+            ax.scatter([lon for _, lon in starts], [lat for lat, _ in starts], marker="^", s=30, facecolors=face,
+                       edgecolors="#e8590c", lw=0.9, label=f"{label} ({len(starts)}): where they started")  # fmt: skip
             legend = True
     if legend:
         ax.legend(loc="lower left", fontsize=8)

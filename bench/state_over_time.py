@@ -5,9 +5,10 @@
 Generates a feed of COPIES x 10,000 lines (the bundled capture, every copy 330 s later and other
 vessels: bench.make_feed --new-vessels), runs the job on it in a local mini-cluster watching
 a directory (unbounded, so nothing is flushed at the end), and samples through the REST API every
-second: the dedup operator's `dedup_keys_held` gauge, its watermark, and the size of the latest
-completed checkpoint. Writes OUT.csv and OUT.png (keys held and checkpoint size against event
-time, next to the vessels seen so far).
+second: the dedup operator's `dedup_keys_held` gauge (vessels held with their dedup state) and
+`gap_keys_held` gauge (vessels silent past the retention, kept only for the gap their return would
+close), its watermark, and the size of the latest completed checkpoint. Writes OUT.csv and
+OUT.png (keys held and checkpoint size against event time, next to the vessels seen so far).
 """
 
 from __future__ import annotations
@@ -42,13 +43,14 @@ def sample(base: str) -> dict[str, float] | None:
         return None
     job = jobs[0]["id"]
     detail = get(base, f"/jobs/{job}")
-    row: dict[str, float] = {"wall": time.time(), "lines": 0.0, "keys_held": 0.0}
+    row: dict[str, float] = {"wall": time.time(), "lines": 0.0, "keys_held": 0.0, "gap_keys_held": 0.0}
     for vertex in detail["vertices"]:
         path = f"/jobs/{job}/vertices/{vertex['id']}"
-        ids = [m["id"] for m in get(base, path + "/metrics") if m["id"].endswith((".lines", ".dedup_keys_held"))]
+        names = {".lines": "lines", ".dedup_keys_held": "keys_held", ".gap_keys_held": "gap_keys_held"}
+        ids = [m["id"] for m in get(base, path + "/metrics") if m["id"].endswith(tuple(names))]
         if ids:
             for metric in get(base, f"{path}/metrics?get={metric_query(ids)}"):
-                name = "keys_held" if metric["id"].endswith("keys_held") else "lines"
+                name = next(v for k, v in names.items() if metric["id"].endswith(k))
                 row[name] += float(metric["value"])
         if "cell windows" in vertex["name"]:  # right after the dedup operator, with its watermark
             marks = get(base, path + "/watermarks")
@@ -116,7 +118,8 @@ def run(copies: int, static_ttl: int, out: Path) -> list[dict[str, float]]:
             if row is not None and row.get("watermark", -1) > 0:
                 rows.append(row)
                 done = row["lines"] >= total
-                stable = stable + 1 if done and len(rows) > 1 and rows[-2]["keys_held"] == row["keys_held"] else 0
+                same = len(rows) > 1 and all(rows[-2][k] == row[k] for k in ("keys_held", "gap_keys_held"))
+                stable = stable + 1 if done and same else 0
                 if stable >= 3:
                     break
             time.sleep(1)
@@ -126,7 +129,8 @@ def run(copies: int, static_ttl: int, out: Path) -> list[dict[str, float]]:
         log.close()
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.with_suffix(".csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["wall", "lines", "keys_held", "watermark", "checkpoint_bytes"])
+        names = ["wall", "lines", "keys_held", "gap_keys_held", "watermark", "checkpoint_bytes"]
+        writer = csv.DictWriter(fh, fieldnames=names)
         writer.writeheader()
         writer.writerows(rows)
     plot(rows, vessels_seen(watched / feed.name), out.with_suffix(".png"), static_ttl)
@@ -146,6 +150,8 @@ def plot(rows: list[dict[str, float]], seen: list[tuple[int, int]], png: Path, s
         [(t - t0) / 3_600_000 for t, _ in seen], [n for _, n in seen], color="0.6", ls="--", label="vessels seen so far"
     )
     ax.plot(hours, [r["keys_held"] for r in rows], color="tab:blue", lw=2, label="dedup keys held (gauge)")
+    gap_only = [r["gap_keys_held"] for r in rows]
+    ax.plot(hours, gap_only, color="tab:green", lw=1.5, label="kept for their gap only (gauge)")
     ax.set_xlabel("event time (watermark), hours since the first window")
     ax.set_ylabel("vessels")
     ax.set_xlim(left=0)
@@ -169,7 +175,11 @@ def main() -> int:
     args = parser.parse_args()
     rows = run(args.copies, args.static_ttl, args.out)
     peak = max(r["keys_held"] for r in rows)
-    print(f"{len(rows)} samples; keys held peak {peak:.0f}, last {rows[-1]['keys_held']:.0f}; wrote {args.out}.png")
+    last = rows[-1]
+    print(
+        f"{len(rows)} samples; keys held peak {peak:.0f}, last {last['keys_held']:.0f}"
+        f" (and {last['gap_keys_held']:.0f} kept for their gap only); wrote {args.out}.png"
+    )
     return 0
 
 

@@ -121,3 +121,39 @@ def test_a_real_tracks_gaps_are_exactly_those_of_its_rows(name: str, six: int, t
             got.append((gap.start.ts, gap.end.ts))
     assert got == want
     assert (len(got), sum(1 for a, b in got if b - a >= RULES.analysis_ms)) == (six, twelve)
+
+
+def test_a_vessel_silent_past_the_retention_keeps_only_its_gap_until_the_gap_ttl(tmp_path: Path):
+    from ais_pipeline.rules.plain import PlainPipeline
+    from tests.support import gap_cases
+    from tests.support.nmea import position, tagged
+
+    lines = gap_cases.gap_case_lines()
+    (tmp_path / "feed.nmea").write_text("\n".join(lines) + "\n")
+    config = PipelineConfig(input_path=tmp_path / "feed.nmea", static_ttl_s=300, gap_ttl_days=1.0)
+    plain = PlainPipeline(config)  # the retention: 19 minutes
+
+    def tag_time(line: str) -> int:
+        return int(line.split("c:")[1].split("*")[0])
+
+    def watching() -> set[int]:
+        return {mmsi for mmsi, store in plain.vessels.items() if store.gap_watch()}
+
+    at_hour_20 = gap_cases.T0 + 20 * gap_cases.HOUR
+    plain.feed(line for line in lines if tag_time(line) < at_hour_20)
+    silent = {gap_cases.COVERED, gap_cases.EMPTY, gap_cases.COASTAL, gap_cases.OPEN}
+    assert watching() == silent
+    for mmsi in silent:  # what the dedup and the tracks kept is gone, the gap's last position is not
+        store = plain.vessels[mmsi]
+        assert store.identities() == [] and store.track() is None
+        gaps = store.gaps()
+        assert gaps is not None and gaps.last is not None
+    plain.feed(line for line in lines if tag_time(line) >= at_hour_20)
+    assert watching() == {gap_cases.OPEN}  # the others are back, with their full state
+    # A day past the open gap's last position, one neighbour still heard: its state is dropped; the
+    # others, silent since hour 30, are kept for their gaps.
+    lat, lon = gap_cases.PLACES[gap_cases.NEIGHBOURS[0]]
+    later = gap_cases.T0 + 10 * gap_cases.HOUR + 86_400
+    plain.feed(tagged(position(gap_cases.NEIGHBOURS[0], lat, lon, sog=8.0), later + k * 600) for k in range(1, 13))
+    assert gap_cases.OPEN not in plain.vessels
+    assert watching() == {gap_cases.COVERED, gap_cases.NEIGHBOURS[1], gap_cases.EMPTY, gap_cases.COASTAL}

@@ -45,11 +45,11 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     held = ctx.held()[(VESSELS_STATE, 3)]
     assert sorted(held) == [244000003, 244000019]
     row = held[244000003]
-    # The meta (no track timer, no gap timer, no ship type yet), the identities, the static
-    # reports, no track, no gaps.
-    assert list(row[:9]) == [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), -(2**63), "unknown"]
-    assert dict(row[9]) == {"payload-1000,0": 1_000}
-    assert row[11] is None and row[12] is None
+    # The meta (no track timer, no gap timer, not kept for its gap alone, no ship type yet), the
+    # identities, the static reports, no track, no gaps.
+    assert list(row[:10]) == [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), -(2**63), 0, "unknown"]
+    assert dict(row[10]) == {"payload-1000,0": 1_000}
+    assert row[12] is None and row[13] is None
 
     # A second marker with nothing changed writes nothing; one change writes that vessel alone.
     ctx.maps[(VESSELS_STATE, 3)][244000019] = "left alone"
@@ -57,7 +57,7 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     store.vessel(244000003).remember("payload-1500,0", 1_500)
     store.flush()
     assert ctx.maps[(VESSELS_STATE, 3)][244000019] == "left alone"
-    assert dict(ctx.maps[(VESSELS_STATE, 3)][244000003][9]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
+    assert dict(ctx.maps[(VESSELS_STATE, 3)][244000003][10]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
 
 
 def test_a_restore_loads_what_was_written_with_its_cleanup_timers():
@@ -91,6 +91,32 @@ def test_shards_are_kept_apart_and_one_flink_timer_serves_every_vessel_due_at_a_
     assert store.due(60_000) == {244000001, 244000017}
     assert store.due(60_000) == set()
     assert store.keys_held() == 3
+
+
+def test_a_vessel_kept_for_its_gap_alone_is_counted_apart_also_after_a_restore():
+    ctx = FakeRuntimeContext()
+    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
+    bound(ctx, store, 4)
+    a_vessel(store, 244000004, 1_000)
+    a_vessel(store, 244000020, 1_000)
+    silent = store.vessel(244000020)
+    silent.clear_but_gaps()
+    meta = silent.meta()
+    assert meta is not None
+    meta.gap_watch = 1
+    silent.set_meta(meta)
+    store.flush()
+    assert (store.keys_held(), store.gap_keys_held()) == (1, 1)
+    assert ctx.held()[(VESSELS_STATE, 4)][244000020][10] == {}  # no identities left
+
+    restored = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
+    bound(ctx, restored, 4)
+    assert (restored.keys_held(), restored.gap_keys_held()) == (1, 1)
+    restored.vessel(244000020).resume()  # heard again
+    assert (restored.keys_held(), restored.gap_keys_held()) == (2, 0)
+    restored.vessel(244000004).clear_but_gaps()
+    restored.vessel(244000004).clear()  # past the gap's TTL
+    assert (restored.keys_held(), restored.gap_keys_held()) == (1, 0)
 
 
 def test_a_cleared_vessel_leaves_no_state_behind():

@@ -229,6 +229,8 @@ class DedupVessel(KeyedProcessFunction):
         self.logic = vessel_logic(config)
         self.emit_tallies = emit_tallies
         self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
+        self.gap_keys_held: Any = None  # the gap_keys_held gauge: vessels kept only for their gap
+        self.gap_keys_shown = 0
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.store = ShardVessels(runtime_context, self.logic.new_track, self.logic.new_gaps)
@@ -249,6 +251,7 @@ class DedupVessel(KeyedProcessFunction):
             ),
         )
         self.keys_held = metrics.set_gauge(runtime_context.get_metrics_group(), "dedup_keys_held")
+        self.gap_keys_held = metrics.set_gauge(runtime_context.get_metrics_group(), "gap_keys_held")
         self.tallies.duplicate_ratio_gauge()
 
     def process_element(self, batch: Any, ctx: Any) -> Iterator[Any]:
@@ -325,3 +328,7 @@ class DedupVessel(KeyedProcessFunction):
     def show_keys_held(self) -> None:
         if self.keys_held is not None:
             self.keys_held.set(self.store.keys_held())
+        watching = self.store.gap_keys_held()
+        if self.gap_keys_held is not None and watching != self.gap_keys_shown:  # a JVM call only on change
+            self.gap_keys_held.set(watching)
+            self.gap_keys_shown = watching

@@ -116,7 +116,7 @@ class LaneGroup:
 
 # The map state's name: new whenever the row's layout changes, so that a savepoint of another
 # layout restores without this state (started empty) instead of being misread.
-VESSELS_STATE = "vessels-v3"
+VESSELS_STATE = "vessels-v4"
 _META_NAMES = [f.name for f in fields(VesselMeta)]
 _VESSEL_NAMES = [*_META_NAMES, "ids", "static", "tracks", "gaps"]
 
@@ -254,12 +254,15 @@ class ShardVessels(WriteBehind):
         self._state = ctx.get_map_state(MapStateDescriptor(VESSELS_STATE, Types.LONG(), _vessel_row_type()))
         self._new_track = new_track
         self._new_gaps = new_gaps
+        self.watching: set[int] = set()  # the vessels of which only what their gap needs is kept
 
     def load(self, shard: _Shard) -> None:
         for mmsi, row in self._state.items():
             entry = _VesselEntry.from_row(row, self._new_track, self._new_gaps)
             shard.items[mmsi] = entry
             assert entry.meta is not None
+            if entry.meta.gap_watch:
+                self.watching.add(mmsi)
             for at in (entry.meta.cleanup_at, entry.meta.hours_at, entry.meta.gaps_at):
                 if at != TIME_UNKNOWN:
                     shard.timers_due.setdefault(at, set()).add(mmsi)
@@ -279,7 +282,12 @@ class ShardVessels(WriteBehind):
         return _VesselView(self, mmsi, entry)
 
     def keys_held(self) -> int:
-        return sum(len(s.items) for s in self.shards.values())
+        """The vessels held with their dedup state (not those kept only for their gap)."""
+        return sum(len(s.items) for s in self.shards.values()) - len(self.watching)
+
+    def gap_keys_held(self) -> int:
+        """The vessels silent past the retention, kept only for the gap their return would close."""
+        return len(self.watching)
 
 
 class _VesselView:
@@ -339,6 +347,7 @@ class _VesselView:
 
     def clear(self) -> None:
         self._store.shard.items.pop(self._mmsi, None)
+        self._store.watching.discard(self._mmsi)
         self._entry = _VesselEntry()
         self._changed()
 
@@ -347,7 +356,11 @@ class _VesselView:
         entry.ids.clear()
         entry.static.clear()
         entry.track = None
+        self._store.watching.add(self._mmsi)
         self._changed()
+
+    def resume(self) -> None:
+        self._store.watching.discard(self._mmsi)
 
     def register_timer(self, ts: int) -> None:
         self._store.timer(ts, self._mmsi)

@@ -141,6 +141,7 @@ class VesselMeta:
     cleanup_at: int  # pending cleanup timer, TIME_UNKNOWN when none
     hours_at: int = TIME_UNKNOWN  # the track's pending timer, TIME_UNKNOWN when none
     gaps_at: int = TIME_UNKNOWN  # when its silence becomes an open gap, TIME_UNKNOWN when not armed
+    gap_watch: int = 0  # 1 while only what its return's gap needs is kept (silent past the retention)
     category: str = UNKNOWN  # ship type category of the last kept static report
 
 
@@ -161,6 +162,7 @@ class VesselStore(Protocol):
     def set_gaps(self, gaps: VesselGaps | None) -> None: ...
     def clear(self) -> None: ...
     def clear_but_gaps(self) -> None: ...
+    def resume(self) -> None: ...
     def register_timer(self, ts: int) -> None: ...
 
 
@@ -242,6 +244,10 @@ class VesselLogic:
         ts = report.ts
         if meta is None:
             meta = VesselMeta(0, 0, TIME_UNKNOWN, ts, ts, TIME_UNKNOWN)
+        elif meta.gap_watch:  # back after a silence past the retention: its full state again,
+            meta.gap_watch = 0  # and dropped after the retention again (not the gap's TTL)
+            meta.cleanup_at = TIME_UNKNOWN
+            store.resume()
         if ts > meta.max_ts:
             meta.max_ts = ts
         if meta.cleanup_at == TIME_UNKNOWN:
@@ -537,6 +543,7 @@ class VesselLogic:
             if meta.max_ts + self.retention_ms <= ts and kept_until > ts:
                 # Silent past the retention: only what its return's gap needs is kept.
                 store.clear_but_gaps()
+                meta.gap_watch = 1
                 meta.cleanup_at = self.spec.timer_at_or_after(kept_until)
                 store.register_timer(meta.cleanup_at)
                 store.set_meta(meta)
@@ -630,6 +637,13 @@ class DictVesselStore:
         self._ids.clear()
         self._static.clear()
         self._track = None
+
+    def resume(self) -> None:
+        pass
+
+    def gap_watch(self) -> bool:
+        """Whether only what the vessel's return's gap needs is kept."""
+        return self._meta is not None and bool(self._meta.gap_watch)
 
     def register_timer(self, ts: int) -> None:
         self.timers.add(ts)

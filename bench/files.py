@@ -241,7 +241,10 @@ def run(sizes: list[int], repeat: int, parallelisms: list[int], only: set[str] |
                 False,
             ),
         ]
-        for name, flags in job_variants(parallelisms):
+        variants = job_variants(parallelisms)
+        if 1 in parallelisms:  # what gap events cost: the same run with them off
+            variants.append((GAPS_OFF, ["--parallelism", "1", "--gap-hours", "0"]))
+        for name, flags in variants:
             out = Path(tempfile.mkdtemp(prefix="bench-"))
             job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
             alternatives.append((name, [*job, *flags], True))
@@ -413,6 +416,7 @@ TASKMANAGERS_TARGET = 1.1
 PANDAS_TARGET = 0.5
 STARTUP_TARGET_S = 6.0
 P1, P2, TM2 = "Flink job, parallelism 1", "Flink job, parallelism 2", "Flink job, 2 TaskManagers, parallelism 2"
+GAPS_OFF = "Flink job, parallelism 1, gap events off"
 
 
 def targets(
@@ -465,6 +469,17 @@ def targets(
             max(us / CPU_REFERENCE_US, against_loop) <= CPU_TARGET,
             p1,
             lean,
+        )
+    gaps_off = find(rows, GAPS_OFF, largest)
+    if p1 and gaps_off:
+        on, off = cpu_us(p1), cpu_us(gaps_off)
+        add(
+            f"gap events' cost: the CPU per line at parallelism 1 with them on (the default) and off "
+            f"({largest:,} lines; no target)",
+            f"{on:.1f} us on, {off:.1f} us off ({on / off:.2f}x)",
+            True,
+            p1,
+            gaps_off,
         )
     long_p1, long_tm = find(long_rows, P1), find(long_rows, TM2)
     if long_p1 and long_tm:

@@ -24,9 +24,10 @@ import pytest
 from tests.support.jobs import ROOT, assert_same_outputs
 from tests.support.kafka import (
     FAULT_FEED_LINES,
-    operator_metrics,
+    drain_once_read,
     replay_feed,
     rest,
+    stop_with_savepoint,
     submit_bounded,
     wait_for_state,
     wait_until_midstream,
@@ -107,18 +108,7 @@ def test_stop_with_savepoint_and_start_again_from_it(
     wait_for_state(cluster, job, {"FINISHED"}, timeout_s=60)
     # The same job file at another parallelism: every stateful operator has a stable uid.
     restored = submit_bounded(kafka, name, name, "--parallelism", str(parallelism), run_args=f"-s {location}")
-    # A bounded Kafka source restored from a savepoint reads up to its stopping offsets but does
-    # not finish (connector 5.0.0-2.2): once it has read the whole feed, stop the job with
-    # --drain, which ends the input as the end of a bounded source does (final watermark).
-    deadline = time.monotonic() + 400
-    while time.monotonic() < deadline:
-        if operator_metrics(cluster, restored, {"currentOffset"}).get("currentOffset", -1) >= FAULT_FEED_LINES - 1:
-            break
-        time.sleep(1)
-    else:
-        raise AssertionError("the restored job did not read the rest of the feed")
-    stop_with_savepoint(cluster, restored, tmp_path / "final", drain=True)
-    assert wait_for_state(cluster, restored, {"FINISHED"}, timeout_s=120) == "FINISHED"
+    drain_once_read(cluster, restored, FAULT_FEED_LINES, tmp_path / "final")
     recovery_times[f"stop with savepoint, started again at parallelism {parallelism}"] = first_commit_after(
         cluster, [restored], stopped_at
     )
@@ -155,29 +145,6 @@ def test_an_operator_that_throws_recovers_with_the_restart_strategy(
     assert any("injected failure" in e["exceptionName"] + e["stacktrace"] for e in entries)
     recovery_times["operator threw on a record (restart strategy)"] = first_commit_after(cluster, [job], failed_at)
     check_outputs(kafka, "throw", oracle, tmp_path)
-
-
-def stop_with_savepoint(cluster: str, job: str, directory: Path, drain: bool) -> str:
-    """``flink stop [--drain]`` through the REST API; returns the savepoint's location."""
-    request = urllib_post(cluster, f"/jobs/{job}/stop", {"targetDirectory": directory.as_uri(), "drain": drain})
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        status = rest(cluster, f"/jobs/{job}/savepoints/{request['request-id']}")
-        if status["status"]["id"] == "COMPLETED":
-            assert "failure-cause" not in status["operation"], status
-            return str(status["operation"]["location"])
-        time.sleep(0.5)
-    raise AssertionError("no savepoint")
-
-
-def urllib_post(base: str, path: str, body: dict[str, object]) -> dict[str, str]:
-    import urllib.request
-
-    request = urllib.request.Request(
-        base + path, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=30) as resp:
-        return json.load(resp)  # type: ignore[no-any-return]
 
 
 # Few cells and windows, and a gap cap of a second: moto takes a few hundred DynamoDB writes a

@@ -1,21 +1,34 @@
 """Gap events in the stores users query: the generated gap cases into PostgreSQL (a row per gap,
-its last word, with a PostGIS line) and into Kafka (every record, as the files hold them)."""
+its last word, with a PostGIS line) and into Kafka (every record, as the files hold them), also
+across a stop with a savepoint in the middle of the gaps."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from ais_pipeline import postgres
 from ais_pipeline.config import PipelineConfig
+from ais_pipeline.files import read_jsonl
 from ais_pipeline.rules.plain import run_plain
+from tests.support import gap_cases
 from tests.support.gap_cases import COASTAL, COVERED, EMPTY, OPEN, gap_case_lines
-from tests.support.jobs import ROOT
-from tests.support.kafka import read_topic, replay
+from tests.support.jobs import ROOT, assert_same_outputs, run_oracle
+from tests.support.kafka import (
+    drain_once_read,
+    read_topic,
+    replay,
+    stop_with_savepoint,
+    submit,
+    submit_bounded,
+    wait_for_state,
+    write_outputs,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -70,3 +83,37 @@ def test_the_gap_cases_through_kafka_give_the_plain_loops_gap_records(kafka: str
     # Keyed by the gap's id: a compacted topic keeps each gap's last word, the closed one.
     last = {key: json.loads(value) for key, value in got}
     assert sorted((g["mmsi"], g["open"]) for g in last.values()) == sorted((m, v[0]) for m, v in VERDICTS.items())
+
+
+def test_a_job_stopped_with_a_savepoint_mid_gap_goes_on_from_it_to_the_plain_loops_records(
+    cluster: str, kafka: str, gap_feed: Path, tmp_path: Path
+):
+    """The first 20 hours of the cases, then a stop with a savepoint: four vessels are silent, their
+    open gaps emitted and what their gaps need held (past the retention: for their gaps alone).
+    The rest of the feed after a restore from it closes three of them: every record once, as the
+    plain loop writes them from the whole feed."""
+    lines = gap_feed.read_text().splitlines()
+    hour_20 = gap_cases.T0 + 20 * gap_cases.HOUR
+    cut = next(i for i, line in enumerate(lines) if int(line.split("c:")[1].split("*")[0]) >= hour_20)
+    first, rest = tmp_path / "first.nmea", tmp_path / "rest.nmea"
+    first.write_text("\n".join(lines[:cut]) + "\n")
+    rest.write_text("\n".join(lines[cut:]) + "\n")
+    name = "gaps-restore"
+    replay(kafka, name, first, cut)
+    job = submit(kafka, name, name, "--checkpoint-interval", "1", "--multipart-timeout", "600")
+    deadline = time.monotonic() + 180
+    while len(read_topic(kafka, f"{name}.gaps", timeout_s=5)) < 4:  # the open gaps, committed
+        assert time.monotonic() < deadline, "no open gaps before the stop"
+        time.sleep(1)
+    location = stop_with_savepoint(cluster, job, tmp_path / "sp", drain=False)
+    wait_for_state(cluster, job, {"FINISHED"}, timeout_s=60)
+    replay(kafka, name, rest, len(lines) - cut)
+    restored = submit_bounded(kafka, name, name, run_args=f"-s {location}")
+    drain_once_read(cluster, restored, len(lines), tmp_path / "final")
+    write_outputs(kafka, f"{name}.", tmp_path / "job")
+    run_oracle(gap_feed, tmp_path / "oracle")
+    assert_same_outputs(tmp_path / "job", tmp_path / "oracle")
+    last = {g["mmsi"]: g for g in read_jsonl(tmp_path / "job" / "gaps")}
+    assert {m: (g["open"], g["suspected_disabling"]) for m, g in last.items()} == {
+        m: v[:2] for m, v in VERDICTS.items()
+    }

@@ -19,6 +19,7 @@ from typing import Any
 from ais_pipeline.rules.outputs import aggregate_json
 from ais_pipeline.rules.records import VesselPane
 from ais_pipeline.rules.windows import CellWindows, DictCellStore, WindowSpec
+from tests.support import golden_steps
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "windows.json"
 TIME_UNKNOWN = -(2**63)
@@ -65,15 +66,11 @@ def run_case(case: dict[str, Any]) -> list[list[dict[str, Any]]]:
 
 
 def load() -> dict[str, Any]:
-    return json.loads(GOLDEN.read_text())
+    return golden_steps.load(GOLDEN)
 
 
 def write() -> None:
-    golden = load()
-    for case in golden["cases"]:
-        for step, out in zip(case["steps"], run_case(case), strict=True):
-            step["emits"] = out
-    GOLDEN.write_text(json.dumps(golden, indent=1) + "\n")
+    golden_steps.write_emits(GOLDEN, run_case)
 
 
 if __name__ == "__main__":

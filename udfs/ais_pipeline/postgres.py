@@ -141,10 +141,13 @@ _TS = "timestamp with time zone"
 _F = "double precision"
 
 
+# A record's id (the upserts' key) and its vessel.
+_RECORD = (Column("id", "uuid", "id"), Column("mmsi", "bigint", "mmsi"))
+
+
 def _position_columns() -> tuple[Column, ...]:
     return (
-        Column("id", "uuid", "id"),
-        Column("mmsi", "bigint", "mmsi"),
+        *_RECORD,
         Column("msg_type", "smallint", "msg_type"),
         Column("event_time", _TS, "timestamp"),
         Column("lat", _F, "lat"),
@@ -165,8 +168,7 @@ TABLES: dict[str, Table] = {
             "static",
             "ais_static",
             (
-                Column("id", "uuid", "id"),
-                Column("mmsi", "bigint", "mmsi"),
+                *_RECORD,
                 Column("msg_type", "smallint", "msg_type"),
                 Column("event_time", _TS, "timestamp"),
                 Column("receiver", "text", "receiver"),
@@ -212,8 +214,7 @@ TABLES: dict[str, Table] = {
             "gaps",
             "ais_gaps",
             (
-                Column("id", "uuid", "id"),
-                Column("mmsi", "bigint", "mmsi"),
+                *_RECORD,
                 Column("ship_type", "text", "ship_type"),
                 Column("start_time", _TS, "start_time"),
                 Column("start_lat", _F, "start_lat"),

@@ -80,7 +80,11 @@ def test_a_late_position_ends_no_gap_and_the_state_round_trips():
     v = vessel()
     v.position(MMSI, T0, 55.0, 5.0, "fishing")
     assert v.position(MMSI, T0 - 7 * HOUR_MS, 55.0, 5.0, "fishing") is None
-    again = VesselGaps(RULES.min_gap_ms).restore(json.loads(json.dumps(v.to_list())))
+    v.position(MMSI, T0 + 10_000, 55.0, 5.0, "fishing")
+    state = v.to_list()
+    # The minutes compact: the newest minute's start, then (minutes before it, positions) each.
+    assert state[2] == [T0 - T0 % 60_000, 420, 1, 0, 2]
+    again = VesselGaps(RULES.min_gap_ms).restore(json.loads(json.dumps(state)))
     assert again == v
 
 

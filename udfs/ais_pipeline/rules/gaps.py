@@ -147,10 +147,20 @@ class VesselGaps:
 
     # -- state -------------------------------------------------------------------------------
     def to_list(self) -> list[Any]:
+        """The state, compact: the minutes as the newest one's start, then each minute (oldest
+        first) as its minutes before the newest and its positions."""
         last = None if self.last is None else [self.last.ts, self.last.lat, self.last.lon]
-        return [last, self.category, self.minutes, self.open_emitted]
+        minutes: list[int] = []
+        if self.minutes:
+            newest = self.minutes[-1][0]
+            minutes.append(newest)
+            for minute, n in self.minutes:
+                minutes += ((newest - minute) // MINUTE_MS, n)
+        return [last, self.category, minutes, self.open_emitted]
 
     def restore(self, v: list[Any]) -> VesselGaps:
-        last, self.category, self.minutes, self.open_emitted = v
+        last, self.category, minutes, self.open_emitted = v
         self.last = None if last is None else Fix(*last)
+        newest = minutes[0] if minutes else 0
+        self.minutes = [[newest - minutes[i] * MINUTE_MS, minutes[i + 1]] for i in range(1, len(minutes), 2)]
         return self

@@ -88,13 +88,13 @@ def test_the_gap_cases_through_kafka_give_the_plain_loops_gap_records(kafka: str
 def test_a_job_stopped_with_a_savepoint_mid_gap_goes_on_from_it_to_the_plain_loops_records(
     cluster: str, kafka: str, gap_feed: Path, tmp_path: Path
 ):
-    """The first 20 hours of the cases, then a stop with a savepoint: four vessels are silent, their
+    """The first 24 hours of the cases, then a stop with a savepoint: four vessels are silent, their
     open gaps emitted and what their gaps need held (past the retention: for their gaps alone).
     The rest of the feed after a restore from it closes three of them: every record once, as the
     plain loop writes them from the whole feed."""
     lines = gap_feed.read_text().splitlines()
-    hour_20 = gap_cases.T0 + 20 * gap_cases.HOUR
-    cut = next(i for i, line in enumerate(lines) if int(line.split("c:")[1].split("*")[0]) >= hour_20)
+    hour_24 = gap_cases.T0 + 24 * gap_cases.HOUR
+    cut = next(i for i, line in enumerate(lines) if int(line.split("c:")[1].split("*")[0]) >= hour_24)
     first, rest = tmp_path / "first.nmea", tmp_path / "rest.nmea"
     first.write_text("\n".join(lines[:cut]) + "\n")
     rest.write_text("\n".join(lines[cut:]) + "\n")

@@ -32,12 +32,19 @@ def test_the_generated_gap_cases_give_their_verdicts_and_coverage_in_the_job(par
     }
 
 
-def test_a_month_of_a_gfw_track_gives_the_gaps_of_its_rows_in_the_job(fixtures: Path, tmp_path: Path):
-    src = fixtures / "gpsdiosegment__416000000.json"
+@pytest.mark.parametrize(
+    ("name", "six", "twelve"),
+    [("gpsdiosegment__416000000.json", 27, 9), ("gpsdiosegment__263576000.json", 1, 0)],
+    ids=["a month along Taiwan's coast", "a day and a half in the Indian Ocean"],
+)
+def test_a_gfw_track_gives_the_gaps_of_its_rows_in_the_job(
+    name: str, six: int, twelve: int, fixtures: Path, tmp_path: Path
+):
+    src = fixtures / name
     out, oracle = tmp_path / "out", tmp_path / "oracle"
     run_job(src, out, "--parallelism", "2")
     run_oracle(src, oracle)
-    assert_same_outputs(out, oracle)
+    assert_same_outputs(out, oracle)  # the plain loop's gaps are those of the rows (tests/unit/test_gaps.py)
     closed = [g for g in read_jsonl(out / "gaps") if not g["open"]]
-    assert (len(closed), sum(g["hours"] >= 12 for g in closed)) == (27, 9)
-    assert not any(g["suspected_disabling"] for g in closed)  # every long gap starts near the coast
+    assert (len(closed), sum(g["hours"] >= 12 for g in closed)) == (six, twelve)
+    assert not any(g["suspected_disabling"] for g in closed)  # near the coast, or short

@@ -143,8 +143,8 @@ def _tree_cpu(root: int, seen: dict[int, float]) -> None:
 
 
 def _state(port: int) -> tuple[int, int] | None:
-    """(bytes of the latest completed checkpoint, vessels held) of the job running behind
-    ``port``, or None when it cannot tell yet."""
+    """(bytes of the latest completed checkpoint, vessels held in any form) of the job running
+    behind ``port``, or None when it cannot tell yet."""
     import json
     import urllib.request
 
@@ -160,8 +160,9 @@ def _state(port: int) -> tuple[int, int] | None:
         held = 0
         for vertex in get(f"/jobs/{job['jid']}")["vertices"]:
             base = f"/jobs/{job['jid']}/vertices/{vertex['id']}/metrics"
-            ids = [m["id"] for m in get(base) if m["id"].endswith(".dedup_keys_held")]
-            if ids and len(ids) < int(vertex["parallelism"]):
+            # Those held with their dedup state and those kept for their gap alone.
+            ids = [m["id"] for m in get(base) if m["id"].endswith((".dedup_keys_held", ".gap_keys_held"))]
+            if ids and len(ids) < 2 * int(vertex["parallelism"]):
                 return None  # a TaskManager's metrics are not fetched yet
             if ids:
                 held += sum(int(float(m["value"])) for m in get(f"{base}?get={','.join(ids)}"))

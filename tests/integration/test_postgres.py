@@ -385,7 +385,7 @@ def test_bad_conditions_are_one_line_errors_within_seconds_and_the_password_is_n
         str(secret), env=no_password,
     )  # fmt: skip
     assert done.stderr.strip() == f"ais-pipeline: error: {tmp_path / 'nothing'}: no output directories" + (
-        " (positions, static, aggregates, late, dead_letter, bad_fixes) to load"
+        " (positions, static, aggregates, late, dead_letter, bad_fixes, gaps) to load"
     )
 
 

@@ -39,6 +39,11 @@ from typing import TYPE_CHECKING, Protocol
 
 import pygeohash
 
+# Imported with this module, not on the first gap: on a standalone cluster in thread mode, a
+# TaskManager's one interpreter keeps the modules of the first job it ran, from that job's copy of
+# the package, which Flink removes when the job ends; a later job could not import a module the
+# first one had not.
+from ais_pipeline import shore
 from ais_pipeline.rules.coverage import CoverageRules, coverage_rules
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
 from ais_pipeline.rules.gaps import Gap, GapRules, VesselGaps
@@ -433,9 +438,8 @@ class VesselLogic:
             self._gap(gap, at)
 
     def _gap(self, gap: Gap, watermark: int) -> None:
-        """A gap's record, with each end's distance from shore (:mod:`ais_pipeline.shore`)."""
-        from ais_pipeline import shore  # its coast is loaded (or built) on the first gap
-
+        """A gap's record, with each end's distance from shore (:mod:`ais_pipeline.shore`, whose
+        coast is loaded, or built, on the first gap)."""
         rules = self.gap_rules
         assert rules is not None
         start_nm = shore.distance_to_shore_nm(gap.start.lat, gap.start.lon)

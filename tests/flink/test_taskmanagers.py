@@ -24,9 +24,20 @@ import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
 from ais_pipeline.errors import JobFailed
+from ais_pipeline.jvm.cluster import daemon_memory, java_specification_version
 from ais_pipeline.pipeline.environment import flink_settings
 from ais_pipeline.pipeline.ports import unused_port
-from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster, sweep_stale_scratch
+from ais_pipeline.pipeline.taskmanagers import (
+    SERVICES,
+    TaskManagerCluster,
+    cluster_folders,
+    cluster_settings,
+    daemon_command,
+    daemon_environment,
+    flink_home,
+    script_exports,
+    sweep_stale_scratch,
+)
 from tests.support.jobs import ROOT, SAMPLE_SUMMARY, assert_same_outputs, run_oracle
 from tests.support.web import settled, web_ui_view
 
@@ -249,3 +260,39 @@ def test_print_all_prints_what_the_taskmanagers_printed(fixtures: Path, tmp_path
     printed = [line for line in proc.stdout.splitlines() if line.startswith("positions>")]
     assert len(printed) == 743
     assert json.loads(printed[0].partition("> ")[2])["mmsi"] > 0
+
+
+@pytest.mark.parametrize("script", ["jobmanager.sh", "taskmanager.sh"])
+def test_a_daemon_starts_with_the_command_line_flinks_own_script_gives_it(script: str, tmp_path: Path):
+    """The script run as it was, with a ``java`` that writes down its arguments instead of
+    starting the daemon (the script's helper JVMs run on the real one): the command the cluster
+    starts a daemon with is the same, word for word."""
+    import yaml
+
+    home = flink_home()
+    lib, plugins = cluster_folders(home, tmp_path)
+    conf_dir, log_dir = tmp_path / "conf", tmp_path / "log"
+    log_dir.mkdir()
+    shutil.copytree(PipelineConfig(input_path=SAMPLE_INPUT).flink_conf_dir, conf_dir)
+    own = cluster_settings(cluster_settings_on_a_free_port(), unused_port(), tmp_path, 2)
+    (conf_dir / "config.yaml").write_text(yaml.safe_dump(own, sort_keys=True))
+    recorded = tmp_path / "argv"
+    fake_home = tmp_path / "jdk"
+    (fake_home / "bin").mkdir(parents=True)
+    real = Path(shutil.which("java") or "java").resolve()
+    (fake_home / "bin" / "java").write_text(
+        "#!/bin/bash\n"
+        f'case "$*" in *BashJavaUtils*|*-XshowSettings*) exec {real} "$@";; esac\n'
+        f'printf "%s\\n" "$0" "$@" > {recorded}\n'
+    )
+    (fake_home / "bin" / "java").chmod(0o755)
+    env = daemon_environment(conf_dir, log_dir, lib, plugins)
+    env.update(script_exports(home, own))
+    env["JAVA_HOME"] = str(fake_home)
+    done = subprocess.run(["bash", str(home / "bin" / script), "start-foreground"], env=env, timeout=120)
+    assert done.returncode == 0
+    ours, _ = daemon_command(
+        script, own, daemon_memory(conf_dir)[SERVICES[script][0]], env, java_specification_version(), 0
+    )
+
+    assert ours == recorded.read_text().splitlines()

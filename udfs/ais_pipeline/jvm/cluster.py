@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyflink.datastream import StreamExecutionEnvironment
 
@@ -59,3 +60,33 @@ def remote_environment(rest_port: int, settings: Mapping[str, str]) -> StreamExe
         "127.0.0.1", rest_port, configuration(settings), string_array([])
     )
     return StreamExecutionEnvironment(j_env)
+
+
+def daemon_memory(conf_dir: Path) -> dict[str, tuple[str, str]]:
+    """What Flink's start scripts ask ``BashJavaUtils`` (a JVM of its own per daemon) for each
+    standalone daemon's memory, computed here in the run's JVM from the configuration in
+    ``conf_dir``, the same way: per daemon (``taskexecutor``, ``standalonesession``), its JVM
+    parameters (``-Xmx``, ``-Xms``, direct memory, metaspace) and its dynamic configuration
+    (``-D key=value`` pairs), each as one line of text."""
+    flink = jvm().org.apache.flink
+    conf = flink.configuration.GlobalConfiguration.loadConfiguration(str(conf_dir))
+    tm_utils = flink.runtime.clusterframework.TaskExecutorProcessUtils
+    tm = tm_utils.processSpecFromConfig(conf)
+    jm_utils = flink.runtime.jobmanager.JobManagerProcessUtils
+    jm = jm_utils.processSpecFromConfig(conf)
+    return {
+        "taskexecutor": (
+            str(flink.runtime.util.config.memory.ProcessMemoryUtils.generateJvmParametersStr(tm)),
+            str(tm_utils.generateDynamicConfigsStr(tm)),
+        ),
+        "standalonesession": (
+            str(jm_utils.generateJvmParametersStr(jm, conf)),
+            str(jm_utils.generateDynamicConfigsStr(jm)),
+        ),
+    }
+
+
+def java_specification_version() -> int:
+    """The major version of the Java that runs this process's JVM (and the daemons')."""
+    version = str(jvm().java.lang.System.getProperty("java.specification.version"))
+    return int(version.rsplit(".", 1)[-1])

@@ -1,6 +1,6 @@
 """A local run on several Python interpreters: a standalone Flink cluster of the run's own, a
-JobManager and ``--taskmanagers N`` TaskManagers of one slot each, started as processes from the
-PyFlink package's ``bin/`` scripts and stopped when the run ends.
+JobManager and ``--taskmanagers N`` TaskManagers of one slot each, started as processes as the
+PyFlink package's ``bin/`` scripts start them and stopped when the run ends.
 
 In thread mode each JVM embeds one Python interpreter, which every slot of that JVM shares (one
 GIL): the in-process mini-cluster of a plain local run has one, whatever the parallelism. N
@@ -14,6 +14,10 @@ cores at once.
   and ``plugins/`` (links to the package's jars; the package is not changed) live in a scratch
   folder of the cluster, removed when it stops (the tail of the logs is logged when it does not
   come up).
+- The daemons' JVMs are started directly, with the command line Flink's scripts
+  (``jobmanager.sh``/``taskmanager.sh start-foreground``) would give them
+  (:func:`daemon_command`): the scripts run three helper JVMs per daemon to read the settings and
+  work out its memory, which the run's own JVM works out once here (:func:`daemon_memory`).
 - The daemons run in a session of their own: the terminal's Ctrl-C reaches only this process,
   which drains the job through the REST API (as on the mini-cluster) and then stops them. They
   die with this process however it ends (PR_SET_PDEATHSIG); the scratch folder of a run killed
@@ -26,8 +30,10 @@ import atexit
 import ctypes
 import logging
 import os
+import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -37,7 +43,7 @@ from pathlib import Path
 from pyflink.datastream import StreamExecutionEnvironment
 
 from ais_pipeline.errors import JobFailed, StoppedBeforeStart
-from ais_pipeline.jvm.cluster import remote_environment
+from ais_pipeline.jvm.cluster import daemon_memory, java_specification_version, remote_environment
 from ais_pipeline.pipeline.jvm_archive import without_archive
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.pipeline.progress import rest_json
@@ -103,6 +109,18 @@ def daemon_environment(conf_dir: Path, log_dir: Path, lib: Path, plugins: Path) 
     return env
 
 
+def script_exports(home: Path, settings: Mapping[str, str]) -> dict[str, str]:
+    """The variables ``config.sh`` exports to a daemon's JVM besides those
+    :func:`daemon_environment` sets: the package's ``bin/`` and ``opt/`` folders, and the logs'
+    settings the log4j configuration reads."""
+    return {
+        "FLINK_BIN_DIR": str(home / "bin"),
+        "FLINK_OPT_DIR": str(home / "opt"),
+        "MAX_LOG_FILE_NUMBER": os.environ.get("MAX_LOG_FILE_NUMBER") or str(settings.get("env.log.max", "10")),
+        "ROOT_LOG_LEVEL": os.environ.get("ROOT_LOG_LEVEL") or str(settings.get("env.log.level", "INFO")),
+    }
+
+
 def cluster_folders(home: Path, scratch: Path) -> tuple[Path, Path]:
     """The cluster's ``lib/`` and ``plugins/`` folders in its scratch folder, the PyFlink
     package's own left as they are (a read-only install works): ``lib/`` links the package's
@@ -126,6 +144,94 @@ def cluster_folders(home: Path, scratch: Path) -> tuple[Path, Path]:
             (prometheus / jar.name).symlink_to(jar.resolve())
     (prometheus / METRICS_JAR.name).symlink_to(METRICS_JAR.resolve())
     return lib, plugins
+
+
+# The daemons Flink's scripts start: the script's name for the service, its main class, and the
+# role of its own Java options (``env.java.opts.<role>``).
+SERVICES = {
+    "jobmanager.sh": ("standalonesession", "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
+                      "jobmanager"),
+    "taskmanager.sh": ("taskexecutor", "org.apache.flink.runtime.taskexecutor.TaskManagerRunner", "taskmanager"),
+}  # fmt: skip
+
+
+def flink_classpath(lib: Path) -> str:
+    """``config.sh``'s ``constructFlinkClassPath``: the jars of ``lib`` in name order, flink-dist's
+    last."""
+    jars = sorted(str(p) for p in lib.iterdir() if p.name.endswith(".jar") and not p.is_dir())
+    dist = [j for j in jars if Path(j).name.startswith("flink-dist")]
+    if len(dist) != 1:
+        raise JobFailed(f"the local cluster: {len(dist)} flink-dist jars in {lib}, not one")
+    return ":".join([j for j in jars if j not in dist] + dist)
+
+
+def daemon_command(
+    script: str,
+    settings: Mapping[str, str],
+    memory: tuple[str, str],
+    env: Mapping[str, str],
+    java_version: int,
+    index: int,
+) -> tuple[list[str], Path]:
+    """The command line Flink's ``<script> start-foreground`` execs for a daemon (``config.sh``,
+    the script, ``flink-console.sh``), from the cluster's settings, the daemon's ``memory`` (JVM
+    parameters and dynamic configuration, as :func:`daemon_memory` gives them), the daemons'
+    environment (:func:`daemon_environment`) and the daemon's number among those of its kind;
+    and the prefix of its log files (``.log``, and ``.out`` and ``.err`` for what it prints).
+    Options are split into words as the shell splits them; a Hadoop or HBase install the scripts
+    would look for (``HADOOP_HOME``, ``/etc/hadoop/conf``) is not looked for: a local run's
+    classpath is ``HADOOP_CLASSPATH``."""
+    service, main_class, role = SERVICES[script]
+
+    def setting(key: str, default: str = "") -> str:
+        return str(settings.get(key, "")).strip() or default
+
+    java_home = setting("env.java.home") or env.get("JAVA_HOME", "")
+    java = f"{java_home}/bin/java" if java_home and Path(java_home).is_dir() else "java"
+    general = env.get("FLINK_ENV_JAVA_OPTS", "")
+    if not general:
+        opts = setting("env.java.opts.all") or setting("env.java.opts")
+        default_opts = setting("env.java.default-opts.all")
+        general = "-XX:+IgnoreUnrecognizedVMOptions " + f"{default_opts} {opts}".strip('"')
+        if java_version > 17:
+            general += " -Djava.security.manager=allow"
+    own = env.get(f"FLINK_ENV_JAVA_OPTS_{'JM' if role == 'jobmanager' else 'TM'}", "")
+    if not own:
+        own = f"{setting(f'env.java.default-opts.{role}')} {setting(f'env.java.opts.{role}')}".strip('"')
+    jvm_args = env.get("JVM_ARGS", "")
+    if role == "taskmanager" and not general.strip() and not own.strip():
+        jvm_args += " -XX:+UseG1GC"
+    jvm_args += f" {memory[0]}"
+    conf_dir, log_dir = Path(env["FLINK_CONF_DIR"]), Path(env["FLINK_LOG_DIR"])
+    user = env.get("FLINK_IDENT_STRING") or env.get("USER", "")
+    prefix = log_dir / f"flink-{user}-{service}-{index}-{env.get('HOSTNAME') or socket.gethostname()}"
+    logging_flags = [
+        f"-Dlog.file={prefix}.log",
+        f"-Dlog4j.configuration=file:{conf_dir}/log4j-console.properties",
+        f"-Dlog4j.configurationFile=file:{conf_dir}/log4j-console.properties",
+        f"-Dlogback.configurationFile=file:{conf_dir}/logback-console.xml",
+    ]
+    if env.get("STD_REDIRECT_TO_FILE", setting("env.stdout-err.redirect-to-file", "false")) == "true":
+        logging_flags.insert(0, "-Dconsole.log.level=OFF")
+    hadoop_conf = env.get("HADOOP_CONF_DIR") or setting("env.hadoop.conf.dir")
+    yarn_conf = env.get("YARN_CONF_DIR") or setting("env.yarn.conf.dir")
+    classpath = (
+        f"{flink_classpath(Path(env['FLINK_LIB_DIR']))}::{env.get('HADOOP_CLASSPATH', '')}:{hadoop_conf}:{yarn_conf}"
+    )
+    # taskmanager.sh puts the configuration folder before the dynamic configuration, jobmanager.sh after.
+    config_dir = ["--configDir", str(conf_dir)]
+    dynamic = memory[1].split()
+    arguments = [*config_dir, *dynamic] if role == "taskmanager" else [*dynamic, *config_dir]
+    return [
+        java,
+        *jvm_args.split(),
+        *shlex.split(f"{general} {own}"),
+        *logging_flags,
+        "-classpath",
+        classpath,
+        main_class,
+        *arguments,
+    ], prefix
 
 
 def die_with_parent() -> None:
@@ -183,10 +289,13 @@ class TaskManagerCluster:
             header = "# written by ais-pipeline for one run: flink-conf/config.yaml and the run's settings\n"
             (conf_dir / "config.yaml").write_text(header + yaml.safe_dump(own, sort_keys=True))
             env = daemon_environment(conf_dir, self._log_dir, lib, plugins)
+            env.update(script_exports(self._home, own))
             started = time.monotonic()
-            self._start("the JobManager", "jobmanager.sh", env)
-            for n in range(1, taskmanagers + 1):
-                self._start(f"TaskManager {n}", "taskmanager.sh", env)
+            memory, java_version = daemon_memory(conf_dir), java_specification_version()
+            for n, script in enumerate(["jobmanager.sh"] + ["taskmanager.sh"] * taskmanagers):
+                service = SERVICES[script][0]
+                command, log_prefix = daemon_command(script, own, memory[service], env, java_version, max(n - 1, 0))
+                self._start(f"TaskManager {n}" if n else "the JobManager", command, log_prefix, env)
             self._wait_until_up(taskmanagers)
             log.info(
                 "local cluster: a JobManager and %d TaskManagers of one slot, up in %.1f s",
@@ -200,18 +309,17 @@ class TaskManagerCluster:
             self.close()
             raise
 
-    def _start(self, name: str, script: str, env: Mapping[str, str]) -> None:
-        # start-foreground execs the JVM: the process is the daemon, stopped by a signal to it. Its
-        # console output (what it says before its log is set up) goes to a file of its own.
-        command = ["bash", str(self._home / "bin" / script), "start-foreground"]
-        console = (self._log_dir / f"{script.removesuffix('.sh')}-{len(self._processes)}.console").open("wb")
-        with console:
+    def _start(self, name: str, command: list[str], log_prefix: Path, env: Mapping[str, str]) -> None:
+        # The process is the daemon's JVM, stopped by a signal to it. What it prints goes to its
+        # .out and .err files, as the scripts send it (STD_REDIRECT_TO_FILE).
+        out, err = Path(f"{log_prefix}.out").open("wb"), Path(f"{log_prefix}.err").open("wb")
+        with out, err:
             process = subprocess.Popen(
                 command,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
-                stdout=console,
-                stderr=subprocess.STDOUT,
+                stdout=out,
+                stderr=err,
                 start_new_session=True,
                 preexec_fn=die_with_parent,
             )

@@ -235,7 +235,7 @@ def daemon_command(
 
 
 def die_with_parent() -> None:
-    """In a daemon's process, before it runs bash and then exec's its JVM: a SIGTERM when the
+    """In a daemon's process, before it exec's its JVM: a SIGTERM when the
     run's process ends, however it ends (SIGKILL included). Linux's PR_SET_PDEATHSIG, which
     exec keeps; elsewhere nothing."""
     try:

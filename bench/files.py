@@ -357,6 +357,15 @@ def ratio(base: float | None, median: float) -> str:
     return f"{base / median:.2f}" if base else ""
 
 
+def steady_cpu_us(r: dict[str, Any], starts: dict[str, tuple[float, float, str]]) -> float | None:
+    """A job run's CPU per line in its steady state: its start-up (a run of the feed's first
+    lines) taken off; None without one."""
+    if str(r["name"]) not in starts:
+        return None
+    cpu = float(statistics.median(r["cpu"]))
+    return (cpu - starts[str(r["name"])][1]) / (int(r["lines"]) - STARTUP_LINES) * 1e6
+
+
 def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float, str]] | None = None) -> str:
     """The NMEA table: wall time and speed, memory, and CPU per line of the whole process tree
     (every core's work, the JVM's included); for the job also its steady state, the start-up
@@ -382,13 +391,10 @@ def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float, str]
         state = f"{r['state']:,.0f} B" if r.get("state") else ""
         cpu = statistics.median(r["cpu"]) if r.get("cpu") else 0.0
         steady = ""
-        if str(r["name"]) in starts:
-            start_wall, start_cpu, _ = starts[str(r["name"])]
-            steady_lines = lines - STARTUP_LINES
-            steady = (
-                f"{(cpu - start_cpu) / steady_lines * 1e6:.1f} us, "
-                f"{steady_lines / max(median - start_wall, 1e-3):,.0f} lines/s"
-            )
+        steady_us = steady_cpu_us(r, starts)
+        if steady_us is not None:
+            start_wall = starts[str(r["name"])][0]
+            steady = f"{steady_us:.1f} us, {(lines - STARTUP_LINES) / max(median - start_wall, 1e-3):,.0f} lines/s"
         out.append(
             f"| {lines:,} | {r['name']} | {', '.join(f'{w:.1f}' for w in walls)} | {lines / median:,.0f} | "
             f"{r['rss']:.0f} MB | {state} | {ratio(plain, median)} | {ratio(lean, median)} | "
@@ -443,14 +449,6 @@ def targets(
         commands = "; ".join(f"`{r['cmd']}`" for r in made_by)
         out.append(f"| {target} | {measured} | {'yes' if ok else 'no'} | {commands} |")
 
-    def steady_us(r: dict[str, Any]) -> float | None:
-        """CPU per line with the start-up (a run of the first lines) taken off."""
-        if str(r["name"]) not in starts:
-            return None
-        return (
-            (float(statistics.median(r["cpu"])) - starts[str(r["name"])][1]) / (int(r["lines"]) - STARTUP_LINES) * 1e6
-        )
-
     largest = max((int(r["lines"]) for r in rows), default=0)
     lean, p1 = find(rows, LEAN, largest), find(rows, P1, largest)
     for of in (rows, long_rows):
@@ -489,7 +487,7 @@ def targets(
         )
     long_p1, long_tm = find(long_rows, P1), find(long_rows, TM2)
     if long_p1 and long_tm:
-        steady_p1, steady_tm = steady_us(long_p1), steady_us(long_tm)
+        steady_p1, steady_tm = steady_cpu_us(long_p1, starts), steady_cpu_us(long_tm, starts)
         whole = cpu_us(long_tm) / cpu_us(long_p1)
         wholes = (
             f"the whole runs, start included: {whole:.2f}x ({cpu_us(long_tm):.1f} us against {cpu_us(long_p1):.1f} us)"

@@ -79,3 +79,6 @@ class FakeTimerService:
 
     def register_processing_time_timer(self, ts: int) -> None:
         self.processing_time.add((self._ctx.key, ts))
+
+    def delete_event_time_timer(self, ts: int) -> None:
+        self.event_time.discard((self._ctx.key, ts))

@@ -93,6 +93,23 @@ def test_shards_are_kept_apart_and_one_flink_timer_serves_every_vessel_due_at_a_
     assert store.keys_held() == 3
 
 
+def test_a_shards_timer_takes_every_timer_of_the_shard_the_watermark_passed_in_flinks_order():
+    ctx = FakeRuntimeContext()
+    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
+    timers = bound(ctx, store, 1)
+    for mmsi, ts in ((244000001, 60_000), (244000002, 70_000), (244000003, 90_000)):
+        store.vessel(mmsi).register_timer(ts)
+    timers.event_time.discard((1, 60_000))  # Flink fires it: the watermark is now 80,000
+    taken = []
+    for ts, due in store.due_until(60_000, 80_000):
+        taken.append((ts, due))
+        if ts == 60_000:  # a timer registered meanwhile, before the next one due
+            store.vessel(244000004).register_timer(65_000)
+    assert taken == [(60_000, {244000001}), (65_000, {244000004}), (70_000, {244000002})]
+    assert timers.event_time == {(1, 90_000)}  # the ones taken are not fired again
+    assert list(store.due_until(60_000, 80_000)) == []
+
+
 def test_a_vessel_kept_for_its_gap_alone_is_counted_apart_also_after_a_restore():
     ctx = FakeRuntimeContext()
     store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]

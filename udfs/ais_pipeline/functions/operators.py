@@ -219,9 +219,9 @@ class _Batch:
 
 
 class DedupVessel(KeyedProcessFunction):
-    """Keyed by vessel shard (MMSI mod ``VESSEL_SHARDS``): batches of reports, each lane's in its
-    order (``ais.flink.KeyedBatches``, with its state markers). Its main output is the vessels'
-    pane contributions, one batch of columns (``VesselPane``) per call, for the Java window
+    """Keyed by vessel shard (MMSI mod the job's maximum parallelism): batches of reports, each
+    lane's in its order (``ais.flink.KeyedBatches``, with its state markers). Its main output is
+    the vessels' pane contributions, one batch of columns (``VesselPane``) per call, for the Java window
     operator; positions, static reports, late reports, dead letters and tallies go to side
     outputs, one record of JSON Lines per output and batch."""
 
@@ -231,6 +231,7 @@ class DedupVessel(KeyedProcessFunction):
         self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
         self.gap_keys_held: Any = None  # the gap_keys_held gauge: vessels kept only for their gap
         self.gap_keys_shown = 0
+        self.keys_shown = -1
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.store = ShardVessels(runtime_context, self.logic.new_track, self.logic.new_gaps)
@@ -317,17 +318,22 @@ class DedupVessel(KeyedProcessFunction):
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
         panes: list[VesselPane] = []
         logic = self.logic
-        final = ctx.timer_service().current_watermark() > END_OF_INPUT_TIMER  # the input's end: no time passed
-        for mmsi in sorted(self.store.due(timestamp)):
-            if mmsi in self.store.shard.items:
-                logic.on_timer(self.store.vessel(mmsi), timestamp, mmsi, final)
-                panes.extend(logic.released)
-                logic.released.clear()
+        watermark = ctx.timer_service().current_watermark()
+        final = watermark > END_OF_INPUT_TIMER  # the input's end: no time passed
+        # The shard's timers up to the watermark in one call, in the order Flink fires them.
+        for ts, due in self.store.due_until(timestamp, watermark):
+            for mmsi in sorted(due):
+                if mmsi in self.store.shard.items:
+                    logic.on_timer(self.store.vessel(mmsi), ts, mmsi, final)
+                    panes.extend(logic.released)
+                    logic.released.clear()
         yield from self._emit(panes, _Batch())
 
     def show_keys_held(self) -> None:
-        if self.keys_held is not None:
-            self.keys_held.set(self.store.keys_held())
+        held = self.store.keys_held()
+        if self.keys_held is not None and held != self.keys_shown:  # a JVM call only on change
+            self.keys_held.set(held)
+            self.keys_shown = held
         watching = self.store.gap_keys_held()
         if self.gap_keys_held is not None and watching != self.gap_keys_shown:  # a JVM call only on change
             self.gap_keys_held.set(watching)

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import fields
 from typing import Any
 
@@ -243,6 +243,22 @@ class WriteBehind:
         self.shard.registered.discard(ts)
         return self.shard.timers_due.pop(ts, set())
 
+    def due_until(self, fired: int, watermark: int) -> Iterator[tuple[int, set[Any]]]:
+        """When a timer of the current shard fires (at ``fired``), every timer of the shard the
+        watermark has passed, earliest first, including those registered meanwhile: Flink would
+        fire them next in this watermark's advance, each in a call of its own. Their Flink timers
+        are deleted, so one call takes them all."""
+        shard = self.shard
+        while True:
+            ts = min((t for t in shard.timers_due if t <= watermark), default=None)
+            if ts is None:
+                return
+            if ts in shard.registered:
+                shard.registered.discard(ts)
+                if ts != fired:
+                    self.timer_service.delete_event_time_timer(ts)
+            yield ts, shard.timers_due.pop(ts)
+
 
 class ShardVessels(WriteBehind):
     """The vessels of the dedup operator's shards: map state MMSI -> vessel, written behind."""
@@ -255,11 +271,13 @@ class ShardVessels(WriteBehind):
         self._new_track = new_track
         self._new_gaps = new_gaps
         self.watching: set[int] = set()  # the vessels of which only what their gap needs is kept
+        self.items_held = 0  # the vessels of all shards loaded (kept up to date: read on every call)
 
     def load(self, shard: _Shard) -> None:
         for mmsi, row in self._state.items():
             entry = _VesselEntry.from_row(row, self._new_track, self._new_gaps)
             shard.items[mmsi] = entry
+            self.items_held += 1
             assert entry.meta is not None
             if entry.meta.gap_watch:
                 self.watching.add(mmsi)
@@ -279,11 +297,12 @@ class ShardVessels(WriteBehind):
         entry = self.shard.items.get(mmsi)
         if entry is None:
             entry = self.shard.items[mmsi] = _VesselEntry()
+            self.items_held += 1
         return _VesselView(self, mmsi, entry)
 
     def keys_held(self) -> int:
         """The vessels held with their dedup state (not those kept only for their gap)."""
-        return sum(len(s.items) for s in self.shards.values()) - len(self.watching)
+        return self.items_held - len(self.watching)
 
     def gap_keys_held(self) -> int:
         """The vessels silent past the retention, kept only for the gap their return would close."""
@@ -346,8 +365,10 @@ class _VesselView:
         self._changed()
 
     def clear(self) -> None:
-        self._store.shard.items.pop(self._mmsi, None)
-        self._store.watching.discard(self._mmsi)
+        store = self._store
+        if store.shard.items.pop(self._mmsi, None) is not None:
+            store.items_held -= 1
+        store.watching.discard(self._mmsi)
         self._entry = _VesselEntry()
         self._changed()
 

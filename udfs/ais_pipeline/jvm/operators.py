@@ -112,9 +112,10 @@ class ReceiverWatermarks:
 
 @dataclass(frozen=True)
 class KeyedBatches:
-    """``ais.flink.KeyedBatches``: ``Row(key, record)`` records as ``Row(shard, columns)`` batches
-    per shard of the key (``key mod shards``), with a marker per shard before every checkpoint
-    barrier, for a keyed Python operator that takes a batch per call."""
+    """``ais.flink.KeyedBatches``: ``Row(key, record)`` records as ``Row(shard key, columns)``
+    batches per shard of the key (``key mod shards``, ``shards`` the job's maximum parallelism;
+    each shard's key is in the key group of its number), with a marker per shard before every
+    checkpoint barrier, for a keyed Python operator that takes a batch per call."""
 
     name: str
     uid: str

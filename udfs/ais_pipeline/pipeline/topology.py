@@ -51,7 +51,7 @@ from ais_pipeline.jvm.operators import (
 )
 from ais_pipeline.jvm.streams import keyed_by_first_field, parallelism, side_output
 from ais_pipeline.resources import helpers_jar
-from ais_pipeline.rules.dedup import VESSEL_SHARDS, coverage_rules_of, window_spec
+from ais_pipeline.rules.dedup import coverage_rules_of, window_spec
 from ais_pipeline.rules.lane import AUTO, NMEA
 from ais_pipeline.rules.outputs import OUTPUTS
 from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES
@@ -153,16 +153,17 @@ def build_pipeline(
     )
     reports = receiver_watermarks(config, tally).apply(parsed)
 
-    # Dedup by vessel, in batches per vessel shard.
+    # Dedup by vessel, in batches per vessel shard: MMSI mod the maximum parallelism, one shard per
+    # key group, so that every parallelism up to the maximum gives every dedup subtask vessels.
     report_batches = KeyedBatches(
-        "batch reports by vessel shard", "batch-reports", VESSEL_SHARDS, REPORTS_PER_BATCH, BATCH_DELAY_MS,
+        "batch reports by vessel shard", "batch-reports", MAX_PARALLELISM, REPORTS_PER_BATCH, BATCH_DELAY_MS,
         wire_report_type(),
     ).apply(reports)  # fmt: skip
     vessels = (
         keyed_by_first_field(report_batches, Types.INT(), columns(wire_report_type()))
         .process(operators.DedupVessel(config, emit_tallies), output_type=columns(vessel_pane_type()))
         .name("dedup by MMSI")
-        .uid("dedup-shards")
+        .uid("dedup-vessels")
         .set_parallelism(config.parallelism)
     )
 

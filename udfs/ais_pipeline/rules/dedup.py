@@ -171,12 +171,6 @@ class VesselStore(Protocol):
     def register_timer(self, ts: int) -> None: ...
 
 
-# Vessels (MMSIs) are spread over a fixed number of shards, the key of the dedup operator:
-# reports reach it in batches per shard (``ais.flink.KeyedBatches``, which computes the same
-# ``mmsi mod VESSEL_SHARDS``). Fixed, so that savepoints restore at any parallelism up to it.
-VESSEL_SHARDS = 16
-
-
 def geohash_cell(lat: float, lon: float, precision: int) -> str:
     return pygeohash.encode(lat, lon, precision)
 

@@ -5,9 +5,12 @@ group that is gone leaves no state behind."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from ais_pipeline.functions.state import VESSELS_STATE, LaneCsv, LaneGroups, ShardVessels
+from ais_pipeline.functions.state import VESSELS_STATE, LaneCsv, LaneGroups, ShardVessels, shard_keys
 from ais_pipeline.rules.dedup import VesselLogic, VesselMeta
 from ais_pipeline.rules.multipart import PendingGroup
 from ais_pipeline.rules.tracks import Fix
@@ -19,10 +22,25 @@ pytestmark = pytest.mark.unit
 LOGIC = VesselLogic(WindowSpec(60_000, 900_000, 60_000, 120_000), 120_000, 2_000, 86_400_000, 10_000, 6)
 
 
-def bound(ctx: FakeRuntimeContext, store: ShardVessels, shard: int) -> FakeTimerService:
-    ctx.key = shard  # Flink sets the current key before calling the operator
+SHARDS = 128
+KEYS = shard_keys(SHARDS)  # shard number -> its Flink key
+
+
+def new_store(ctx: FakeRuntimeContext) -> ShardVessels:
+    return ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps, SHARDS)  # type: ignore[arg-type]
+
+
+def bound(ctx: FakeRuntimeContext, store: ShardVessels, key: int) -> FakeTimerService:
+    ctx.key = key  # Flink sets the current key before calling the operator
     timers = FakeTimerService(ctx)
-    store.bind(shard, timers)
+    store.bind(key, timers)
+    return timers
+
+
+def marker(ctx: FakeRuntimeContext, store: ShardVessels, shard: int) -> FakeTimerService:
+    """A marker for a shard, as the batcher sends one: an empty batch under the shard's key."""
+    timers = bound(ctx, store, KEYS[shard])
+    store.marker()
     return timers
 
 
@@ -34,16 +52,22 @@ def a_vessel(store: ShardVessels, mmsi: int, ts: int) -> None:
     vessel.register_timer(ts + 60_000)
 
 
+def test_the_shard_keys_are_the_golden_ones_the_java_batcher_has_too():
+    golden = json.loads((Path(__file__).parents[1] / "golden" / "shard_keys.json").read_text())
+    assert golden["shards"] == SHARDS and KEYS == golden["keys"]
+    assert len(set(KEYS)) == SHARDS
+
+
 def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_what_changed():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
-    bound(ctx, store, 3)
-    a_vessel(store, 244000003, 1_000)
-    a_vessel(store, 244000019, 2_000)
+    store = new_store(ctx)
+    marker(ctx, store, 3)  # loads shard 3 (nothing yet)
+    a_vessel(store, 244000003, 1_000)  # 244000000 is 0 mod 128: shard 3
+    a_vessel(store, 244000131, 2_000)  # shard 3
     assert ctx.held() == {}  # nothing written before the marker
-    store.flush()
-    held = ctx.held()[(VESSELS_STATE, 3)]
-    assert sorted(held) == [244000003, 244000019]
+    marker(ctx, store, 3)
+    held = ctx.held()[(VESSELS_STATE, KEYS[3])]
+    assert sorted(held) == [244000003, 244000131]
     row = held[244000003]
     # The meta (no track timer, no gap timer, not kept for its gap alone, no ship type yet), the
     # identities, the static reports, no track, no gaps.
@@ -52,84 +76,103 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     assert row[12] is None and row[13] is None
 
     # A second marker with nothing changed writes nothing; one change writes that vessel alone.
-    ctx.maps[(VESSELS_STATE, 3)][244000019] = "left alone"
-    store.flush()
+    ctx.maps[(VESSELS_STATE, KEYS[3])][244000131] = "left alone"
+    marker(ctx, store, 3)
     store.vessel(244000003).remember("payload-1500,0", 1_500)
-    store.flush()
-    assert ctx.maps[(VESSELS_STATE, 3)][244000019] == "left alone"
-    assert dict(ctx.maps[(VESSELS_STATE, 3)][244000003][10]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
+    marker(ctx, store, 3)
+    assert ctx.maps[(VESSELS_STATE, KEYS[3])][244000131] == "left alone"
+    assert dict(ctx.maps[(VESSELS_STATE, KEYS[3])][244000003][10]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
 
 
-def test_a_restore_loads_what_was_written_with_its_cleanup_timers():
+def test_a_restore_loads_what_was_written_and_registers_its_timers_under_the_shards_key():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
-    bound(ctx, store, 5)
+    store = new_store(ctx)
+    marker(ctx, store, 5)
     a_vessel(store, 244000005, 10_000)
-    store.flush()
+    marker(ctx, store, 5)
 
-    restored = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]  # a new instance on the restored state
-    bound(ctx, restored, 5)
+    restored = new_store(ctx)  # a new instance on the restored state
+    timers = marker(ctx, restored, 5)
     vessel = restored.vessel(244000005)
     assert vessel.first_seen("payload-10000,0") == 10_000
     assert vessel.meta() == VesselMeta(5212345, 412345, 10_000, 10_000, 10_000, 70_000)
     assert vessel.static("5") == ('{"shipname":"X"}', 10_000)
-    assert restored.due(70_000) == {244000005}  # the cleanup timer, known again
+    assert timers.event_time == {(KEYS[5], 70_000)}  # the cleanup timer, registered again
+    assert list(restored.due_until(70_000, 70_000)) == [(70_000, {244000005})]
     assert restored.keys_held() == 1
 
 
-def test_shards_are_kept_apart_and_one_flink_timer_serves_every_vessel_due_at_a_time():
+def test_a_batch_under_one_key_holds_vessels_of_several_shards_each_written_under_its_own_key():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
-    timers = bound(ctx, store, 1)
-    store.vessel(244000001).register_timer(60_000)
-    store.vessel(244000017).register_timer(60_000)
-    assert timers.event_time == {(1, 60_000)}
-    timers_2 = bound(ctx, store, 2)
-    store.vessel(244000002).register_timer(60_000)
-    assert timers_2.event_time == {(2, 60_000)}
-    bound(ctx, store, 1)
-    assert store.due(60_000) == {244000001, 244000017}
-    assert store.due(60_000) == set()
+    store = new_store(ctx)
+    marker(ctx, store, 1)
+    marker(ctx, store, 2)
+    timers = bound(ctx, store, KEYS[0])  # a batch under the subtask's first shard's key
+    for mmsi in (244000001, 244000002, 244000129):
+        a_vessel(store, mmsi, 0)  # its timer at 60,000
+    assert timers.event_time == {(KEYS[0], 60_000)}  # one Flink timer serves every vessel due then
+    marker(ctx, store, 1)
+    marker(ctx, store, 2)
+    assert sorted(ctx.maps[(VESSELS_STATE, KEYS[1])]) == [244000001, 244000129]
+    assert sorted(ctx.maps[(VESSELS_STATE, KEYS[2])]) == [244000002]
+    bound(ctx, store, KEYS[0])
+    assert list(store.due_until(60_000, 60_000)) == [(60_000, {244000001, 244000002, 244000129})]
+    assert list(store.due_until(60_000, 60_000)) == []
     assert store.keys_held() == 3
 
 
-def test_a_shards_timer_takes_every_timer_of_the_shard_the_watermark_passed_in_flinks_order():
+def test_a_vessel_of_a_shard_not_loaded_and_a_marker_under_no_shards_key_are_errors():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
-    timers = bound(ctx, store, 1)
+    store = new_store(ctx)
+    bound(ctx, store, KEYS[0])
+    with pytest.raises(ValueError, match="shard 9 was not loaded"):
+        store.vessel(244000009)
+    bound(ctx, store, max(KEYS) + 1)
+    with pytest.raises(ValueError, match="no vessel shard's key"):
+        store.marker()
+
+
+def test_a_keys_timer_takes_every_timer_of_the_key_the_watermark_passed_in_flinks_order():
+    ctx = FakeRuntimeContext()
+    store = new_store(ctx)
+    marker(ctx, store, 1)
+    marker(ctx, store, 2)
+    marker(ctx, store, 3)
+    marker(ctx, store, 4)
+    timers = bound(ctx, store, KEYS[1])
     for mmsi, ts in ((244000001, 60_000), (244000002, 70_000), (244000003, 90_000)):
         store.vessel(mmsi).register_timer(ts)
-    timers.event_time.discard((1, 60_000))  # Flink fires it: the watermark is now 80,000
+    timers.event_time.discard((KEYS[1], 60_000))  # Flink fires it: the watermark is now 80,000
     taken = []
     for ts, due in store.due_until(60_000, 80_000):
         taken.append((ts, due))
         if ts == 60_000:  # a timer registered meanwhile, before the next one due
             store.vessel(244000004).register_timer(65_000)
     assert taken == [(60_000, {244000001}), (65_000, {244000004}), (70_000, {244000002})]
-    assert timers.event_time == {(1, 90_000)}  # the ones taken are not fired again
+    assert timers.event_time == {(KEYS[1], 90_000)}  # the ones taken are not fired again
     assert list(store.due_until(60_000, 80_000)) == []
 
 
 def test_a_vessel_kept_for_its_gap_alone_is_counted_apart_also_after_a_restore():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
-    bound(ctx, store, 4)
+    store = new_store(ctx)
+    marker(ctx, store, 4)
     a_vessel(store, 244000004, 1_000)
-    a_vessel(store, 244000020, 1_000)
-    silent = store.vessel(244000020)
+    a_vessel(store, 244000132, 1_000)
+    silent = store.vessel(244000132)
     silent.clear_but_gaps()
     meta = silent.meta()
     assert meta is not None
     meta.gap_watch = 1
     silent.set_meta(meta)
-    store.flush()
+    marker(ctx, store, 4)
     assert (store.keys_held(), store.gap_keys_held()) == (1, 1)
-    assert ctx.held()[(VESSELS_STATE, 4)][244000020][10] == {}  # no identities left
+    assert ctx.held()[(VESSELS_STATE, KEYS[4])][244000132][10] == {}  # no identities left
 
-    restored = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
-    bound(ctx, restored, 4)
+    restored = new_store(ctx)
+    marker(ctx, restored, 4)
     assert (restored.keys_held(), restored.gap_keys_held()) == (1, 1)
-    restored.vessel(244000020).resume()  # heard again
+    restored.vessel(244000132).resume()  # heard again
     assert (restored.keys_held(), restored.gap_keys_held()) == (2, 0)
     restored.vessel(244000004).clear_but_gaps()
     restored.vessel(244000004).clear()  # past the gap's TTL
@@ -138,15 +181,15 @@ def test_a_vessel_kept_for_its_gap_alone_is_counted_apart_also_after_a_restore()
 
 def test_a_cleared_vessel_leaves_no_state_behind():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
-    bound(ctx, store, 7)
+    store = new_store(ctx)
+    marker(ctx, store, 7)
     a_vessel(store, 244000007, 1_000)
-    store.flush()
+    marker(ctx, store, 7)
     vessel = store.vessel(244000007)
     for identity, _ in vessel.identities():
         vessel.forget(identity)
     vessel.clear()
-    store.flush()
+    marker(ctx, store, 7)
     assert ctx.held() == {} and store.keys_held() == 0
 
 
@@ -196,8 +239,8 @@ def test_a_restored_parser_goes_on_in_the_csv_file_whose_header_it_will_not_read
 
 def test_a_restore_loads_a_vessels_tracks_and_their_timer():
     ctx = FakeRuntimeContext()
-    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
-    bound(ctx, store, 3)
+    store = new_store(ctx)
+    marker(ctx, store, 65)  # 211000001 is 65 mod 128
     a_vessel(store, 211000001, 1_000_000)
     vessel = store.vessel(211000001)
     track = LOGIC.new_track()
@@ -211,13 +254,14 @@ def test_a_restore_loads_a_vessels_tracks_and_their_timer():
     assert meta is not None
     meta.hours_at = 1_019_999
     vessel.set_meta(meta)
-    store.flush()
-    restored = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps)  # type: ignore[arg-type]
-    bound(ctx, restored, 3)
+    marker(ctx, store, 65)
+    restored = new_store(ctx)
+    marker(ctx, restored, 65)
     again = restored.vessel(211000001).track()
     assert again is not None
     assert (again.pending, again.tracks, again.released_to, again.next_id) == (
         track.pending, track.tracks, track.released_to, track.next_id,
     )  # fmt: skip
     assert len(again.tracks) == 2 and again.tracks[1].beaten is not None
-    assert restored.due(1_019_999) == {211000001}  # the tracks' timer, mapped back to its vessel
+    due = list(restored.due_until(1_019_999, 1_019_999))
+    assert due == [(1_019_999, {211000001})]  # the tracks' timer, mapped back to its vessel

@@ -219,22 +219,24 @@ class _Batch:
 
 
 class DedupVessel(KeyedProcessFunction):
-    """Keyed by vessel shard (MMSI mod the job's maximum parallelism): batches of reports, each
-    lane's in its order (``ais.flink.KeyedBatches``, with its state markers). Its main output is
-    the vessels' pane contributions, one batch of columns (``VesselPane``) per call, for the Java window
+    """Keyed by vessel shard (MMSI mod the job's maximum parallelism): batches of reports of every
+    shard of the subtask, each lane's in its order, and a marker per shard
+    (``ais.flink.KeyedBatches``; :class:`ais_pipeline.functions.state.ShardVessels`). Its main
+    output is the vessels' pane contributions, one batch of columns (``VesselPane``) per call, for the Java window
     operator; positions, static reports, late reports, dead letters and tallies go to side
     outputs, one record of JSON Lines per output and batch."""
 
-    def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
+    def __init__(self, config: PipelineConfig, emit_tallies: bool, shards: int) -> None:
         self.logic = vessel_logic(config)
         self.emit_tallies = emit_tallies
+        self.shards = shards  # the vessel shards: the job's maximum parallelism
         self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
         self.gap_keys_held: Any = None  # the gap_keys_held gauge: vessels kept only for their gap
         self.gap_keys_shown = 0
         self.keys_shown = -1
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.store = ShardVessels(runtime_context, self.logic.new_track, self.logic.new_gaps)
+        self.store = ShardVessels(runtime_context, self.logic.new_track, self.logic.new_gaps, self.shards)
         self.tallies = _Tallies(
             runtime_context,
             self.emit_tallies,
@@ -258,8 +260,8 @@ class DedupVessel(KeyedProcessFunction):
     def process_element(self, batch: Any, ctx: Any) -> Iterator[Any]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
         reports = wire_reports(batch)
-        if not reports:  # a marker (an empty batch): a checkpoint barrier follows
-            self.store.flush()
+        if not reports:  # a marker (an empty batch) for the key's shard: load it, or write it behind
+            self.store.marker()
             return
         out = _Batch()
         panes: list[VesselPane] = []
@@ -323,7 +325,7 @@ class DedupVessel(KeyedProcessFunction):
         # The shard's timers up to the watermark in one call, in the order Flink fires them.
         for ts, due in self.store.due_until(timestamp, watermark):
             for mmsi in sorted(due):
-                if mmsi in self.store.shard.items:
+                if self.store.holds(mmsi):
                     logic.on_timer(self.store.vessel(mmsi), ts, mmsi, final)
                     panes.extend(logic.released)
                     logic.released.clear()

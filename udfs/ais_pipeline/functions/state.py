@@ -3,7 +3,7 @@
 - :class:`LaneGroups`: a lane's pending multipart groups, in map state keyed by lane (the parse
   operator), written through; :class:`LaneCsv`: the CSV file it is in the middle of.
 - :class:`ShardVessels`: the dedup operator's vessels, kept as Python objects per vessel shard
-  and written behind to map state when a marker arrives (see :class:`WriteBehind`).
+  and written behind to map state when a marker arrives.
 """
 
 from __future__ import annotations
@@ -176,104 +176,135 @@ class _VesselEntry:
         return entry
 
 
-class _Shard:
-    """What one operator instance holds of one shard in Python: its vessels or cells, the keys
-    changed since they were last written to keyed state, and its timers."""
+def _murmur(code: int) -> int:
+    """Flink's ``MathUtils.murmurHash(int)``, in 32-bit arithmetic."""
+    mask = 0xFFFFFFFF
 
-    __slots__ = ("dirty", "items", "registered", "timers_due")
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & mask
+
+    h = (code * 0xCC9E2D51) & mask
+    h = rotl(h, 15)
+    h = (h * 0x1B873593) & mask
+    h = rotl(h, 13)
+    h = (h * 5 + 0xE6546B64) & mask
+    h ^= 4
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & mask
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & mask
+    h ^= h >> 16
+    signed = h - (1 << 32) if h & 0x80000000 else h
+    if signed >= 0:
+        return signed
+    return -signed if signed != -(1 << 31) else 0
+
+
+def shard_keys(shards: int) -> list[int]:
+    """Each vessel shard's key (``ais.flink.KeyedBatches.shardKeys``): the smallest non-negative
+    integer Flink assigns to the key group of the shard's number, with as many key groups as
+    shards. The keyed stream's key is ``Row(key)``, whose hash code (Flink's ``Row.hashCode``) is
+    ``62 + key``; the golden keys (``tests/golden/shard_keys.json``) hold Java and Python to the
+    same list."""
+    keys = [-1] * shards
+    found, key = 0, 0
+    while found < shards:
+        group = _murmur(62 + key) % shards
+        if keys[group] < 0:
+            keys[group] = key
+            found += 1
+        key += 1
+    return keys
+
+
+class _Shard:
+    """What one operator instance holds of one vessel shard in Python: its vessels, and those
+    changed since they were last written to keyed state."""
+
+    __slots__ = ("dirty", "items", "key")
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+        self.items: dict[int, _VesselEntry] = {}
+        self.dirty: set[int] = set()
+
+
+class _KeyTimers:
+    """The event-time timers registered in Flink under one key, and the vessels each is for."""
+
+    __slots__ = ("due", "registered")
 
     def __init__(self) -> None:
-        self.items: dict[Any, Any] = {}
-        self.dirty: set[Any] = set()
-        self.registered: set[int] = set()  # event-time timers registered in Flink
-        self.timers_due: dict[int, set[Any]] = {}  # timer -> the items it is for
+        self.due: dict[int, set[int]] = {}  # timer -> the vessels it is for
+        self.registered: set[int] = set()  # registered in Flink (under this key)
 
 
-class WriteBehind:
-    """Flink keyed state (keyed by shard) with a write-behind copy in Python.
+class ShardVessels:
+    """The dedup operator's vessels: Flink keyed state, keyed by vessel shard (map state MMSI ->
+    vessel under the shard's key), with a write-behind copy in Python.
 
-    Keyed state is the truth for checkpoints, restores and rescaling; the Python copy is loaded
-    from it the first time a shard is used, takes every read and write, and writes the keys that
-    changed back to keyed state when a marker for the shard arrives (``ais.flink.KeyedBatches``
-    sends one for every shard before every checkpoint barrier; with aligned checkpoints the
-    marker comes after everything before the barrier on each channel). Only this instance writes
-    its shards, and a restore starts a new instance with an empty copy, so the copy never
-    disagrees with the state it was loaded from.
+    Keyed state is the truth for checkpoints, restores and rescaling. A vessel's shard is its
+    MMSI mod ``shards`` (the job's maximum parallelism), and a shard's key is in the key group of
+    its number (:func:`shard_keys`). A batch of reports comes under one key and may hold vessels
+    of every shard of the subtask (``ais.flink.KeyedBatches``); so the Python copy of a shard is
+    loaded when its first marker arrives (an empty batch under the shard's own key, which the
+    batcher sends for every shard before anything else), takes every read and write, and writes
+    the vessels that changed back to keyed state when another marker for the shard arrives (one
+    for every shard before every checkpoint barrier; with aligned checkpoints the marker comes
+    after everything before the barrier on each channel). Only this instance writes its shards,
+    and a restore starts a new instance with an empty copy, so the copy never disagrees with the
+    state it was loaded from.
+
+    A timer is registered in Flink under the key current when a vessel asks for it, and one Flink
+    timer per key and time serves every vessel due then; a shard's load registers the timers of
+    its vessels again under the shard's own key (after a restore the timers restored under other
+    keys may be on another subtask: they fire and find nothing due).
     """
 
-    def __init__(self) -> None:
-        self.shards: dict[int, _Shard] = {}
-        self.shard = _Shard()
-        self.key = 0
-        self.timer_service: Any = None
-
-    def bind(self, shard: int, timer_service: Any) -> None:
-        """Point at the current key's shard (the operator has already set the key in Flink)."""
-        self.timer_service = timer_service
-        self.key = shard
-        held = self.shards.get(shard)
-        if held is None:
-            held = self.shards[shard] = _Shard()
-            self.load(held)
-        self.shard = held
-
-    def load(self, shard: _Shard) -> None:
-        raise NotImplementedError
-
-    def write(self, shard: _Shard) -> None:
-        raise NotImplementedError
-
-    def flush(self) -> None:
-        """Write the current shard's changed keys to keyed state."""
-        if self.shard.dirty:
-            self.write(self.shard)
-            self.shard.dirty.clear()
-
-    def timer(self, ts: int, item: Any) -> None:
-        """An event-time timer of the current shard at ``ts`` for ``item``; Flink gets one per
-        shard and time."""
-        shard = self.shard
-        shard.timers_due.setdefault(ts, set()).add(item)
-        if ts not in shard.registered:
-            shard.registered.add(ts)
-            self.timer_service.register_event_time_timer(ts)
-
-    def due(self, ts: int) -> set[Any]:
-        """The items a timer of the current shard fired for."""
-        self.shard.registered.discard(ts)
-        return self.shard.timers_due.pop(ts, set())
-
-    def due_until(self, fired: int, watermark: int) -> Iterator[tuple[int, set[Any]]]:
-        """When a timer of the current shard fires (at ``fired``), every timer of the shard the
-        watermark has passed, earliest first, including those registered meanwhile: Flink would
-        fire them next in this watermark's advance, each in a call of its own. Their Flink timers
-        are deleted, so one call takes them all."""
-        shard = self.shard
-        while True:
-            ts = min((t for t in shard.timers_due if t <= watermark), default=None)
-            if ts is None:
-                return
-            if ts in shard.registered:
-                shard.registered.discard(ts)
-                if ts != fired:
-                    self.timer_service.delete_event_time_timer(ts)
-            yield ts, shard.timers_due.pop(ts)
-
-
-class ShardVessels(WriteBehind):
-    """The vessels of the dedup operator's shards: map state MMSI -> vessel, written behind."""
-
     def __init__(
-        self, ctx: RuntimeContext, new_track: Callable[[], VesselTracks], new_gaps: Callable[[], VesselGaps]
+        self,
+        ctx: RuntimeContext,
+        new_track: Callable[[], VesselTracks],
+        new_gaps: Callable[[], VesselGaps],
+        shards: int,
     ) -> None:
-        super().__init__()
         self._state = ctx.get_map_state(MapStateDescriptor(VESSELS_STATE, Types.LONG(), _vessel_row_type()))
         self._new_track = new_track
         self._new_gaps = new_gaps
+        self._shards = shards
+        self._number_of_key = {key: n for n, key in enumerate(shard_keys(shards))}
+        self.shards: dict[int, _Shard] = {}  # by shard number: those loaded
+        self.timers: dict[int, _KeyTimers] = {}  # by Flink key
+        self.key = 0
+        self.timer_service: Any = None
         self.watching: set[int] = set()  # the vessels of which only what their gap needs is kept
         self.items_held = 0  # the vessels of all shards loaded (kept up to date: read on every call)
 
-    def load(self, shard: _Shard) -> None:
+    def bind(self, key: int, timer_service: Any) -> None:
+        """The operator's current key (Flink has set it) and timer service, for this call."""
+        self.key = key
+        self.timer_service = timer_service
+
+    def marker(self) -> None:
+        """A marker for the current key's shard: load the shard the first time, else write the
+        vessels of it that changed to keyed state."""
+        number = self._number_of_key.get(self.key)
+        if number is None:
+            raise ValueError(f"a marker under key {self.key}, which is no vessel shard's key ({self._shards} shards)")
+        shard = self.shards.get(number)
+        if shard is None:
+            self.shards[number] = shard = _Shard(self.key)
+            self._load(shard)
+        elif shard.dirty:
+            for mmsi in shard.dirty:
+                entry = shard.items.get(mmsi)
+                if entry is None:
+                    self._state.remove(mmsi)
+                else:
+                    self._state.put(mmsi, entry.to_row())
+            shard.dirty.clear()
+
+    def _load(self, shard: _Shard) -> None:
         for mmsi, row in self._state.items():
             entry = _VesselEntry.from_row(row, self._new_track, self._new_gaps)
             shard.items[mmsi] = entry
@@ -283,22 +314,55 @@ class ShardVessels(WriteBehind):
                 self.watching.add(mmsi)
             for at in (entry.meta.cleanup_at, entry.meta.hours_at, entry.meta.gaps_at):
                 if at != TIME_UNKNOWN:
-                    shard.timers_due.setdefault(at, set()).add(mmsi)
-
-    def write(self, shard: _Shard) -> None:
-        for mmsi in shard.dirty:
-            entry = shard.items.get(mmsi)
-            if entry is None:
-                self._state.remove(mmsi)
-            else:
-                self._state.put(mmsi, entry.to_row())
+                    self.timer(at, mmsi)
 
     def vessel(self, mmsi: int) -> _VesselView:
-        entry = self.shard.items.get(mmsi)
+        shard = self.shards.get(mmsi % self._shards)
+        if shard is None:
+            raise ValueError(
+                f"vessel {mmsi}: its shard {mmsi % self._shards} was not loaded (no marker came first): the"
+                " report batcher sends this subtask another's shards, so the dedup operator's parallelism is not"
+                " the one the job was built with (rescaling a running job in place is not supported: stop it"
+                " with a savepoint and submit it again at the new parallelism)"
+            )
+        entry = shard.items.get(mmsi)
         if entry is None:
-            entry = self.shard.items[mmsi] = _VesselEntry()
+            entry = shard.items[mmsi] = _VesselEntry()
             self.items_held += 1
-        return _VesselView(self, mmsi, entry)
+        return _VesselView(self, shard, mmsi, entry)
+
+    def holds(self, mmsi: int) -> bool:
+        shard = self.shards.get(mmsi % self._shards)
+        return shard is not None and mmsi in shard.items
+
+    def timer(self, ts: int, mmsi: int) -> None:
+        """An event-time timer at ``ts`` for a vessel, under the current key; Flink gets one per
+        key and time."""
+        timers = self.timers.get(self.key)
+        if timers is None:
+            timers = self.timers[self.key] = _KeyTimers()
+        timers.due.setdefault(ts, set()).add(mmsi)
+        if ts not in timers.registered:
+            timers.registered.add(ts)
+            self.timer_service.register_event_time_timer(ts)
+
+    def due_until(self, fired: int, watermark: int) -> Iterator[tuple[int, set[int]]]:
+        """When a timer of the current key fires (at ``fired``), every timer of the key the
+        watermark has passed, earliest first, including those registered meanwhile: Flink would
+        fire them next in this watermark's advance, each in a call of its own. Their Flink timers
+        are deleted, so one call takes them all."""
+        timers = self.timers.get(self.key)
+        if timers is None:
+            return
+        while True:
+            ts = min((t for t in timers.due if t <= watermark), default=None)
+            if ts is None:
+                return
+            if ts in timers.registered:
+                timers.registered.discard(ts)
+                if ts != fired:
+                    self.timer_service.delete_event_time_timer(ts)
+            yield ts, timers.due.pop(ts)
 
     def keys_held(self) -> int:
         """The vessels held with their dedup state (not those kept only for their gap)."""
@@ -312,15 +376,16 @@ class ShardVessels(WriteBehind):
 class _VesselView:
     """:class:`ais_pipeline.rules.dedup.VesselStore` of one vessel of a shard."""
 
-    __slots__ = ("_entry", "_mmsi", "_store")
+    __slots__ = ("_entry", "_mmsi", "_shard", "_store")
 
-    def __init__(self, store: ShardVessels, mmsi: int, entry: _VesselEntry) -> None:
+    def __init__(self, store: ShardVessels, shard: _Shard, mmsi: int, entry: _VesselEntry) -> None:
         self._store = store
+        self._shard = shard
         self._mmsi = mmsi
         self._entry = entry
 
     def _changed(self) -> None:
-        self._store.shard.dirty.add(self._mmsi)
+        self._shard.dirty.add(self._mmsi)
 
     def first_seen(self, identity: str) -> int | None:
         return self._entry.ids.get(identity)
@@ -366,7 +431,7 @@ class _VesselView:
 
     def clear(self) -> None:
         store = self._store
-        if store.shard.items.pop(self._mmsi, None) is not None:
+        if self._shard.items.pop(self._mmsi, None) is not None:
             store.items_held -= 1
         store.watching.discard(self._mmsi)
         self._entry = _VesselEntry()

@@ -113,20 +113,23 @@ class ReceiverWatermarks:
 @dataclass(frozen=True)
 class KeyedBatches:
     """``ais.flink.KeyedBatches``: ``Row(key, record)`` records as ``Row(shard key, columns)``
-    batches per shard of the key (``key mod shards``, ``shards`` the job's maximum parallelism;
-    each shard's key is in the key group of its number), with a marker per shard before every
-    checkpoint barrier, for a keyed Python operator that takes a batch per call."""
+    batches for each subtask of a keyed Python operator of ``parallelism`` subtasks, holding the
+    records of every shard of the subtask (a record's shard: ``key mod shards``, ``shards`` the
+    job's maximum parallelism; each shard's key is in the key group of its number), and markers
+    (empty batches under a shard's key): one per shard before anything else, and one per shard
+    before every checkpoint barrier."""
 
     name: str
     uid: str
     shards: int
+    parallelism: int
     max_records: int
     max_delay_ms: int
     record_type: TypeInformation
 
     def build(self) -> Any:
         return jvm().ais.flink.KeyedBatches(
-            self.shards, self.max_records, self.max_delay_ms, True, java_type(self.record_type)
+            self.shards, self.parallelism, self.max_records, self.max_delay_ms, True, java_type(self.record_type)
         )
 
     def apply(self, stream: DataStream) -> DataStream:

@@ -153,15 +153,16 @@ def build_pipeline(
     )
     reports = receiver_watermarks(config, tally).apply(parsed)
 
-    # Dedup by vessel, in batches per vessel shard: MMSI mod the maximum parallelism, one shard per
-    # key group, so that every parallelism up to the maximum gives every dedup subtask vessels.
+    # Dedup by vessel: vessels in shards (MMSI mod the maximum parallelism, one shard per key
+    # group, so that every parallelism up to the maximum gives every dedup subtask vessels), and
+    # reports in batches per dedup subtask, one call for all of its shards.
     report_batches = KeyedBatches(
-        "batch reports by vessel shard", "batch-reports", MAX_PARALLELISM, REPORTS_PER_BATCH, BATCH_DELAY_MS,
-        wire_report_type(),
+        "batch reports by dedup subtask", "batch-reports", MAX_PARALLELISM, config.parallelism, REPORTS_PER_BATCH,
+        BATCH_DELAY_MS, wire_report_type(),
     ).apply(reports)  # fmt: skip
     vessels = (
         keyed_by_first_field(report_batches, Types.INT(), columns(wire_report_type()))
-        .process(operators.DedupVessel(config, emit_tallies), output_type=columns(vessel_pane_type()))
+        .process(operators.DedupVessel(config, emit_tallies, MAX_PARALLELISM), output_type=columns(vessel_pane_type()))
         .name("dedup by MMSI")
         .uid("dedup-vessels")
         .set_parallelism(config.parallelism)

@@ -10,7 +10,9 @@ bench.lean_loop`: the same outputs, windows added up at the end; the speed basel
 Flink job in a local mini-cluster at each parallelism
 and, at each parallelism N above 1, on N local TaskManager processes (`--taskmanagers N`), with
 checkpointing on as flink-conf/ sets it. Feeds come from bench.gen_feed (seed 1) and are
-cached in out/bench/. Prints lines/s, peak RSS, and the ratios job/plain and job/decode; with
+cached in out/bench/. Prints the targets with the commands behind each figure, where the CPU of
+one run at parallelism 1 on the largest feed goes (by thread group, and the Python and Java
+sides per line: bench.threads), lines/s, peak RSS, and the ratios job/plain and job/decode; with
 --write-docs the table replaces the one between the bench markers of docs/performance.md, with the machine it
 ran on.
 """
@@ -30,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ais_pipeline.files import read_lines
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.resources import CHECKOUT as ROOT
 
@@ -580,6 +583,17 @@ def publish(text: str, doc: Path, marker: str, write_docs: bool) -> None:
         write_between_markers(doc, marker, text)
 
 
+def where_the_cpu_goes(size: int) -> str:
+    """One run of the job at parallelism 1 on the largest feed: the CPU per line by thread group,
+    and the Python and Java sides per line (``bench.threads``)."""
+    from bench import threads
+
+    path = feed(size)
+    lines = sum(1 for _ in read_lines(path))
+    m = threads.measure_all(threads.job_command(path, 1, []), python=True)
+    return threads.report(m, lines, 1, f"python -m bench.threads --lines {size} --python")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,400000")
@@ -610,6 +624,8 @@ def main() -> int:
     csv_rows = run_csv(args.csv_rows, args.repeat, parallelisms) if args.csv_rows else []
     text = measured()
     text += f"\n\n{targets(rows, starts, csv_rows, long_rows)}"
+    if sizes:
+        text += f"\n\n{where_the_cpu_goes(max(sizes))}"
     if rows:
         text += f"\n\n{table(rows, starts)}\n\n{growth(rows)}"
     if long_rows:

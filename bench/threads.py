@@ -3,10 +3,15 @@ tree read from procfs (``/proc/<pid>/task/<tid>/stat``) every 0.2 s, its last re
 the CPU seconds summed by thread name (the kernel keeps 15 characters of it: a Flink task
 thread's name starts with its operator chain, the JVM's own threads are named for their work).
 
-    python -m bench.threads [--lines 400000 | --input FILE] [--parallelism 1] [--by-process] [-- more job flags]
+    python -m bench.threads [--lines 400000 | --input FILE] [--parallelism 1] [--by-process]
+        [--python] [-- more job flags]
 
-Prints a table of the thread groups with their CPU seconds and share of the whole tree's, the
-wall time and the CPU per line; with ``--by-process``, each group under the process it ran in,
+Prints a table of the thread groups with their CPU seconds, per line and share of the whole
+tree's, the wall time and the CPU per line; with ``--python``, the Python side's seconds: the
+samples in which the embedded interpreter had the operators' Python on a thread's stack
+(``py-spy record`` on every JVM of the tree once it has loaded libpython; the calls into Java
+that Python makes are in them; at parallelism 1, where one task thread runs all the Python), and
+the rest of the run's CPU as the Java side; with ``--by-process``, each group under the process it ran in,
 named by its role (a JVM by its main class: the mini-cluster's ``PythonGatewayServer``, a
 cluster's ``StandaloneSessionClusterEntrypoint`` and ``TaskManagerRunner``, Flink's scripts'
 ``BashJavaUtils``). ``JVM_ARGS`` in the environment reaches the job's JVM.
@@ -21,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from ais_pipeline.files import read_lines
@@ -100,11 +106,48 @@ def _role(pid: int) -> str:
         return "?"
 
 
-def measure(cmd: list[str], by_process: bool = False) -> tuple[float, dict[str, float]]:
+PY_SPY = Path(PY).parent / "py-spy"
+SPY_RATE = 50  # samples a second
+
+
+def _embeds_python(pid: int) -> bool:
+    """Whether a JVM of the tree has loaded the embedded interpreter (thread mode's)."""
+    try:
+        return (
+            Path(f"/proc/{pid}/comm").read_text().strip() == "java"
+            and "libpython3" in Path(f"/proc/{pid}/maps").read_text()
+        )
+    except OSError:
+        return False
+
+
+def python_seconds(raw: str, rate: int = SPY_RATE) -> float:
+    """Seconds with Python on a sampled thread's stack, from ``py-spy record --format raw``: one
+    line per stack with its count; a line with no frames is a sample with no Python running."""
+    busy = 0
+    for line in raw.splitlines():
+        stack, _, count = line.rstrip().rpartition(" ")
+        if stack.strip() and count.isdigit():
+            busy += int(count)
+    return busy / rate
+
+
+@dataclass
+class Measured:
+    wall: float
+    groups: dict[str, float]  # CPU seconds by thread group
+    python: float | None = None  # seconds with the operators' Python on a stack (py-spy)
+
+
+def measure_all(cmd: list[str], by_process: bool = False, python: bool = False) -> Measured:
     """Wall seconds of ``cmd`` and the CPU seconds of its process tree's threads, by group (with
-    ``by_process``, by the role of their process and group)."""
+    ``by_process``, by the role of their process and group); with ``python``, the seconds every
+    JVM's embedded interpreter had Python on a stack, sampled by py-spy once it is loaded."""
     seen: dict[tuple[int, int], tuple[str, str, float]] = {}
     roles: dict[int, str] = {}
+    spies: dict[int, tuple[subprocess.Popen[bytes], Path]] = {}
+    spy_dir = Path(tempfile.mkdtemp(prefix="bench-spy-"))
+    python = python and PY_SPY.exists()
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, text=True)
@@ -113,6 +156,12 @@ def measure(cmd: list[str], by_process: bool = False) -> tuple[float, dict[str, 
                 if roles.get(pid) in (None, "bash", "?"):  # a daemon's script exec's its JVM
                     roles[pid] = _role(pid)
                 seen.update(_threads(pid))
+                if python and (pid not in spies or spies[pid][0].poll() not in (None, 0)) and _embeds_python(pid):
+                    out = spy_dir / f"{pid}-{len(spies)}.txt"
+                    spy_cmd = [str(PY_SPY), "record", "--pid", str(pid), "--nonblocking", "--format", "raw"]
+                    spy_cmd += ["--rate", str(SPY_RATE), "--output", str(out)]
+                    sampler = subprocess.Popen(spy_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    spies[pid] = (sampler, out)
             time.sleep(0.2)
         if proc.returncode != 0:
             err.seek(0)
@@ -122,7 +171,53 @@ def measure(cmd: list[str], by_process: bool = False) -> tuple[float, dict[str, 
     for (pid, _), (process, thread, cpu) in seen.items():
         group = group_of(process, thread)
         groups[f"{roles.get(pid, process)}: {group}" if by_process else group] += cpu
-    return wall, dict(groups)
+    seconds = None
+    if python:
+        seconds = 0.0
+        for sampler, out in spies.values():
+            try:
+                sampler.wait(30)  # it writes its samples when the JVM it sampled is gone
+            except subprocess.TimeoutExpired:
+                sampler.terminate()
+                sampler.wait(10)
+            if out.exists():
+                seconds += python_seconds(out.read_text())
+    return Measured(wall, dict(groups), seconds)
+
+
+def measure(cmd: list[str], by_process: bool = False) -> tuple[float, dict[str, float]]:
+    """Wall seconds of ``cmd`` and the CPU seconds of its process tree's threads, by group."""
+    m = measure_all(cmd, by_process)
+    return m.wall, m.groups
+
+
+def job_command(path: Path, parallelism: int, job_flags: list[str]) -> list[str]:
+    out = Path(tempfile.mkdtemp(prefix="bench-threads-"))
+    cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
+    return [*cmd, "--parallelism", str(parallelism), "--web-ui-port", str(unused_port()), *job_flags]
+
+
+def report(m: Measured, lines: int, parallelism: int, command: str) -> str:
+    """The table ``make bench`` prints of one run: CPU per line by thread group, and the Python
+    and Java sides per line."""
+    total = sum(m.groups.values())
+    out = [
+        f"{lines:,} lines, parallelism {parallelism}: {m.wall:.1f} s wall, {total:.1f} CPU s, "
+        f"{total / lines * 1e6:.0f} us of CPU per line (`{command}`)"
+    ]
+    if m.python is not None:
+        java = total - m.python
+        out.append(
+            f"The Python side (the operators' Python on the task thread's stack, its calls into Java included; "
+            f"py-spy samples of the embedded interpreter): {m.python:.1f} s, {m.python / lines * 1e6:.1f} us a "
+            f"line; the Java side (every other CPU second of the run: the JVM's threads, the CLI): {java:.1f} s, "
+            f"{java / lines * 1e6:.1f} us a line."
+        )
+    out += ["", "| threads | CPU s | CPU us per line | share |", "|---|---:|---:|---:|"]
+    for name, cpu in sorted(m.groups.items(), key=lambda kv: -kv[1]):
+        if cpu >= 0.05:
+            out.append(f"| {name} | {cpu:.1f} | {cpu / lines * 1e6:.1f} | {cpu / total:.0%} |")
+    return "\n".join(out)
 
 
 def main() -> int:
@@ -131,22 +226,14 @@ def main() -> int:
     parser.add_argument("--input", type=Path, help="a file to run on instead (a NOAA day's .csv.zst, a capture)")
     parser.add_argument("--parallelism", type=int, default=1)
     parser.add_argument("--by-process", action="store_true", help="each thread group under its process's role")
+    parser.add_argument("--python", action="store_true", help="the Python side's time too, sampled by py-spy")
     parser.add_argument("job_flags", nargs="*", help="more flags for the job (after --)")
     args = parser.parse_args()
     path = args.input or feed(args.lines)
     lines = sum(1 for _ in read_lines(path))
-    out = Path(tempfile.mkdtemp(prefix="bench-threads-"))
-    cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
-    cmd += ["--parallelism", str(args.parallelism), "--web-ui-port", str(unused_port()), *args.job_flags]
-    wall, groups = measure(cmd, args.by_process)
-    total = sum(groups.values())
-    print(f"{lines:,} lines, parallelism {args.parallelism}: {wall:.1f} s wall, {total:.1f} CPU s, "
-          f"{total / lines * 1e6:.0f} us of CPU per line (`{' '.join(sys.argv)}`)")  # fmt: skip
-    print("| threads | CPU s | share |")
-    print("|---|---:|---:|")
-    for name, cpu in sorted(groups.items(), key=lambda kv: -kv[1]):
-        if cpu >= 0.01:
-            print(f"| {name} | {cpu:.1f} | {cpu / total:.0%} |")
+    cmd = job_command(path, args.parallelism, args.job_flags)
+    m = measure_all(cmd, args.by_process, args.python)
+    print(report(m, lines, args.parallelism, " ".join(["python -m bench.threads", *sys.argv[1:]])))
     return 0
 
 

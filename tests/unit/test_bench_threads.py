@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bench.threads import _threads, _tree, group_of, role_of
+from bench.threads import _threads, _tree, group_of, python_seconds, role_of
 
 pytestmark = pytest.mark.unit
 
@@ -65,3 +65,12 @@ def test_a_jvm_is_named_by_its_main_class_and_a_script_by_its_program():
     )
     assert role_of(["/bin/bash", "/flink/bin/taskmanager.sh", "start-foreground"]) == "bash"
     assert role_of([]) == "?"
+
+
+def test_the_python_side_counts_the_samples_with_python_on_the_stack():
+    raw = (
+        "process 17 (java);process_element (operators.py:260);decide (dedup.py:300) 120\n"
+        "process 17 (java);on_timer (operators.py:320) 30\n"
+        " 400\n"
+    )
+    assert python_seconds(raw, rate=50) == 3.0

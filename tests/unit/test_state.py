@@ -132,7 +132,24 @@ def test_a_vessel_of_a_shard_not_loaded_and_a_marker_under_no_shards_key_are_err
         store.marker()
 
 
-def test_a_keys_timer_takes_every_timer_of_the_key_the_watermark_passed_in_flinks_order():
+def test_a_vessels_timers_under_two_keys_are_taken_in_their_order_by_the_first_to_fire():
+    ctx = FakeRuntimeContext()
+    store = new_store(ctx)
+    marker(ctx, store, 3)
+    a_vessel(store, 244000003, 0)  # its cleanup timer at 60,000 (time 0's report)
+    marker(ctx, store, 3)
+    restored = new_store(ctx)
+    shard_timers = marker(ctx, restored, 3)  # the load registers it again, under the shard's key
+    lead_timers = bound(ctx, restored, KEYS[0])  # a batch under the subtask's first shard's key
+    restored.vessel(244000003).register_timer(50_000)  # a step, before it
+    assert shard_timers.event_time == {(KEYS[3], 60_000)} and lead_timers.event_time == {(KEYS[0], 50_000)}
+    # The watermark jumps to 70,000: Flink fires the lead key's timer first (50,000).
+    assert list(restored.due_until(50_000, 70_000)) == [(50_000, {244000003}), (60_000, {244000003})]
+    bound(ctx, restored, KEYS[3])
+    assert list(restored.due_until(60_000, 70_000)) == []  # the shard key's timer finds nothing due
+
+
+def test_a_timer_takes_every_vessel_due_up_to_the_watermark_in_flinks_order():
     ctx = FakeRuntimeContext()
     store = new_store(ctx)
     marker(ctx, store, 1)

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import fields
@@ -229,16 +230,6 @@ class _Shard:
         self.dirty: set[int] = set()
 
 
-class _KeyTimers:
-    """The event-time timers registered in Flink under one key, and the vessels each is for."""
-
-    __slots__ = ("due", "registered")
-
-    def __init__(self) -> None:
-        self.due: dict[int, set[int]] = {}  # timer -> the vessels it is for
-        self.registered: set[int] = set()  # registered in Flink (under this key)
-
-
 class ShardVessels:
     """The dedup operator's vessels: Flink keyed state, keyed by vessel shard (map state MMSI ->
     vessel under the shard's key), with a write-behind copy in Python.
@@ -255,10 +246,13 @@ class ShardVessels:
     and a restore starts a new instance with an empty copy, so the copy never disagrees with the
     state it was loaded from.
 
-    A timer is registered in Flink under the key current when a vessel asks for it, and one Flink
-    timer per key and time serves every vessel due then; a shard's load registers the timers of
-    its vessels again under the shard's own key (after a restore the timers restored under other
-    keys may be on another subtask: they fire and find nothing due).
+    A vessel's timer is kept in one map of this instance, time -> vessels due (all of its shards
+    are loaded here), and registered in Flink under the key current when the vessel asks for it
+    (one Flink timer per key and time). The first Flink timer of a watermark's advance to fire
+    takes every vessel due up to the watermark, in time order (:meth:`due_until`): so a vessel's
+    timers are taken in their order whatever keys they were registered under (a shard's load
+    registers its vessels' timers again under the shard's own key, beside those restored under
+    the batches' keys, which may now be on another subtask and then find nothing due).
     """
 
     def __init__(
@@ -274,7 +268,9 @@ class ShardVessels:
         self._shards = shards
         self._number_of_key = {key: n for n, key in enumerate(shard_keys(shards))}
         self.shards: dict[int, _Shard] = {}  # by shard number: those loaded
-        self.timers: dict[int, _KeyTimers] = {}  # by Flink key
+        self.due: dict[int, set[int]] = {}  # timer -> the vessels due then
+        self.times: list[int] = []  # the times of ``due``, a heap (with times already taken)
+        self.registered: dict[int, set[int]] = {}  # Flink key -> the times registered under it
         self.key = 0
         self.timer_service: Any = None
         self.watching: set[int] = set()  # the vessels of which only what their gap needs is kept
@@ -336,33 +332,37 @@ class ShardVessels:
         return shard is not None and mmsi in shard.items
 
     def timer(self, ts: int, mmsi: int) -> None:
-        """An event-time timer at ``ts`` for a vessel, under the current key; Flink gets one per
-        key and time."""
-        timers = self.timers.get(self.key)
-        if timers is None:
-            timers = self.timers[self.key] = _KeyTimers()
-        timers.due.setdefault(ts, set()).add(mmsi)
-        if ts not in timers.registered:
-            timers.registered.add(ts)
+        """An event-time timer at ``ts`` for a vessel; Flink gets one per key and time, under the
+        current key."""
+        due = self.due.get(ts)
+        if due is None:
+            due = self.due[ts] = set()
+            heapq.heappush(self.times, ts)
+        due.add(mmsi)
+        registered = self.registered.get(self.key)
+        if registered is None:
+            registered = self.registered[self.key] = set()
+        if ts not in registered:
+            registered.add(ts)
             self.timer_service.register_event_time_timer(ts)
 
     def due_until(self, fired: int, watermark: int) -> Iterator[tuple[int, set[int]]]:
-        """When a timer of the current key fires (at ``fired``), every timer of the key the
-        watermark has passed, earliest first, including those registered meanwhile: Flink would
-        fire them next in this watermark's advance, each in a call of its own. Their Flink timers
-        are deleted, so one call takes them all."""
-        timers = self.timers.get(self.key)
-        if timers is None:
-            return
-        while True:
-            ts = min((t for t in timers.due if t <= watermark), default=None)
-            if ts is None:
-                return
-            if ts in timers.registered:
-                timers.registered.discard(ts)
-                if ts != fired:
-                    self.timer_service.delete_event_time_timer(ts)
-            yield ts, timers.due.pop(ts)
+        """When a Flink timer of the current key fires (at ``fired``): every vessel due up to the
+        watermark, earliest first, including those due at times registered meanwhile (Flink fires
+        those next in this watermark's advance). The Flink timers of the current key at those
+        times are deleted; those under other keys fire later and find nothing due."""
+        registered = self.registered.get(self.key, set())
+        registered.discard(fired)
+        times = self.times
+        while times and times[0] <= watermark:
+            ts = heapq.heappop(times)
+            due = self.due.pop(ts, None)
+            if due is None:
+                continue
+            if ts in registered:
+                registered.discard(ts)
+                self.timer_service.delete_event_time_timer(ts)
+            yield ts, due
 
     def keys_held(self) -> int:
         """The vessels held with their dedup state (not those kept only for their gap)."""

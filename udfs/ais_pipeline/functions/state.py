@@ -222,10 +222,9 @@ class _Shard:
     """What one operator instance holds of one vessel shard in Python: its vessels, and those
     changed since they were last written to keyed state."""
 
-    __slots__ = ("dirty", "items", "key")
+    __slots__ = ("dirty", "items")
 
-    def __init__(self, key: int) -> None:
-        self.key = key
+    def __init__(self) -> None:
         self.items: dict[int, _VesselEntry] = {}
         self.dirty: set[int] = set()
 
@@ -289,7 +288,7 @@ class ShardVessels:
             raise ValueError(f"a marker under key {self.key}, which is no vessel shard's key ({self._shards} shards)")
         shard = self.shards.get(number)
         if shard is None:
-            self.shards[number] = shard = _Shard(self.key)
+            self.shards[number] = shard = _Shard()
             self._load(shard)
         elif shard.dirty:
             for mmsi in shard.dirty:

@@ -63,14 +63,19 @@ abstract class Batching<IN, OUT> extends AbstractStreamOperator<OUT>
         flush();
     }
 
+    /** Called before a watermark or a watermark status is sent on, before the batches are. */
+    protected void beforeWatermark() {}
+
     @Override
     public void processWatermark(Watermark mark) throws Exception {
+        beforeWatermark();
         flush();
         super.processWatermark(mark);
     }
 
     @Override
     public void processWatermarkStatus(WatermarkStatus watermarkStatus) throws Exception {
+        beforeWatermark();
         flush();
         super.processWatermarkStatus(watermarkStatus);
     }

@@ -7,9 +7,7 @@ import java.util.List;
 
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.types.Row;
 
 /**
@@ -161,15 +159,8 @@ public final class KeyedBatches extends Batching<Row, Row> {
     }
 
     @Override
-    public void processWatermark(Watermark mark) throws Exception {
+    protected void beforeWatermark() {
         announce();
-        super.processWatermark(mark);
-    }
-
-    @Override
-    public void processWatermarkStatus(WatermarkStatus watermarkStatus) throws Exception {
-        announce();
-        super.processWatermarkStatus(watermarkStatus);
     }
 
     @Override

@@ -20,6 +20,7 @@ ran on.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -63,6 +64,48 @@ def noaa_feed(rows: int) -> Path:
             capture_output=True, check=True,
         )  # fmt: skip
         path.write_bytes(zstandard.ZstdCompressor(level=3).compress(made.stdout))
+    return path
+
+
+def noaa_parquet_feed(rows: int) -> Path:
+    """The same NOAA day as a GeoParquet file in NOAA's 2024 schema (int32 MMSI, millisecond
+    times, float32 speeds, a WKB point per row, snappy), as NOAA publishes its 2024 days."""
+    path = OUT / f"noaa-{rows}.parquet"
+    if path.exists():
+        return path
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # The generator's damaged rows (text in a number or time field) become nulls here.
+    frame = pd.read_csv(noaa_feed(rows), dtype=str, keep_default_na=False, compression="zstd")
+    ints = ("mmsi", "heading", "vessel_type", "status", "width", "cargo")
+    floats = ("longitude", "latitude", "sog", "cog", "length", "draft")
+    for name in ints:
+        number = pd.to_numeric(frame[name], errors="coerce")
+        frame[name] = number.where(number.abs() < 2**31).astype("Int32")
+    for name in floats:
+        frame[name] = pd.to_numeric(frame[name], errors="coerce")
+    frame["base_date_time"] = pd.to_datetime(frame["base_date_time"], format="%Y-%m-%d %H:%M:%S", errors="coerce")
+    types = {
+        "mmsi": pa.int32(), "base_date_time": pa.timestamp("ms"), "longitude": pa.float64(),
+        "latitude": pa.float64(), "sog": pa.float32(), "cog": pa.float32(), "heading": pa.int32(),
+        "vessel_name": pa.string(), "imo": pa.string(), "call_sign": pa.string(), "vessel_type": pa.int32(),
+        "status": pa.int32(), "length": pa.float32(), "width": pa.int32(), "draft": pa.float32(),
+        "cargo": pa.int32(), "transceiver": pa.string(),
+    }  # fmt: skip
+    table = pa.Table.from_pandas(frame, schema=pa.schema(list(types.items())), preserve_index=False)
+    lon = table.column("longitude").to_numpy(zero_copy_only=False)
+    lat = table.column("latitude").to_numpy(zero_copy_only=False)  # NaN where null: an empty point
+    points = np.zeros(len(lon), dtype=[("order", "u1"), ("kind", "<u4"), ("x", "<f8"), ("y", "<f8")])
+    points["order"], points["kind"], points["x"], points["y"] = 1, 1, lon, lat
+    wkb = pa.FixedSizeBinaryArray.from_buffers(pa.binary(21), len(lon), [None, pa.py_buffer(points.tobytes())])
+    table = table.drop_columns(["longitude", "latitude"]).append_column("geometry", wkb.cast(pa.binary()))
+    geo = {"version": "1.0.0", "primary_column": "geometry",
+           "columns": {"geometry": {"encoding": "WKB", "geometry_types": ["Point"]}}}  # fmt: skip
+    table = table.replace_schema_metadata({b"geo": json.dumps(geo).encode()})
+    pq.write_table(table, path, compression="snappy")
     return path
 
 
@@ -323,6 +366,11 @@ def run_csv(rows_wanted: int, repeat: int, parallelisms: list[int]) -> list[dict
         out = Path(tempfile.mkdtemp(prefix="bench-"))
         job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
         alternatives.append((f"Flink job, parallelism {p}", [*job, "--parallelism", str(p)], True))
+    # The same rows as a GeoParquet day, read by the job's Parquet reader.
+    day = noaa_parquet_feed(rows_wanted)
+    out = Path(tempfile.mkdtemp(prefix="bench-"))
+    job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(day), "--output", str(out), "--parallelism", "1"]
+    alternatives.append((GEOPARQUET_P1, job, True))
     results = []
     for name, cmd, is_job in alternatives:
         walls, rss = [], []
@@ -341,13 +389,15 @@ def csv_table(rows: list[dict[str, Any]]) -> str:
     pandas = medians["pandas, vectorised"]
     parse = medians["zstd and CSV parse only (Python)"]
     out = [
-        "| NOAA rows (.csv.zst) | run | seconds (each run) | rows/s (median) | peak RSS (process tree) "
+        "| NOAA rows (.csv.zst, GeoParquet where it says) | run | seconds (each run) | rows/s (median) "
+        "| peak RSS (process tree) "
         "| speed vs pandas | decompress and parse, share of this run's time |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         median = medians[str(r["name"])]
-        share = f"{parse / median:.2f}" if "job" in str(r["name"]) or "plain" in str(r["name"]) else ""
+        read_csv = "GeoParquet" not in str(r["name"]) and ("job" in str(r["name"]) or "plain" in str(r["name"]))
+        share = f"{parse / median:.2f}" if read_csv else ""
         out.append(
             f"| {int(r['rows']):,} | {r['name']} | {', '.join(f'{w:.1f}' for w in r['walls'])} | "
             f"{int(r['rows']) / median:,.0f} | {r['rss']:.0f} MB | {pandas / median:.2f} | {share} |"
@@ -423,6 +473,7 @@ PANDAS_TARGET = 0.5
 STARTUP_TARGET_S = 6.0
 P1, P2, TM2 = "Flink job, parallelism 1", "Flink job, parallelism 2", "Flink job, 2 TaskManagers, parallelism 2"
 GAPS_OFF = "Flink job, parallelism 1, gap events off"
+GEOPARQUET_P1 = "Flink job, parallelism 1, the same day as GeoParquet"
 
 
 def targets(
@@ -509,7 +560,7 @@ def targets(
             long_tm,
         )
     pandas = find(csv_rows, "pandas, vectorised")
-    jobs = [r for r in csv_rows if str(r["name"]).startswith("Flink job")]
+    jobs = [r for r in csv_rows if str(r["name"]).startswith("Flink job") and r["name"] != GEOPARQUET_P1]
     if pandas and jobs:
         best = min(jobs, key=wall)
         ratio = wall(pandas) / wall(best)
@@ -519,6 +570,17 @@ def targets(
             ratio >= PANDAS_TARGET,
             pandas,
             best,
+        )
+    csv_p1, parquet_p1 = find(csv_rows, P1), find(csv_rows, GEOPARQUET_P1)
+    if csv_p1 and parquet_p1:
+        rows_n = int(csv_p1["rows"])
+        add(
+            f"a NOAA day as GeoParquet beside its `.csv.zst`, the job at parallelism 1 ({rows_n:,} rows; no target)",
+            f"{rows_n / wall(parquet_p1):,.0f} rows/s against {rows_n / wall(csv_p1):,.0f} rows/s "
+            f"({wall(csv_p1) / wall(parquet_p1):.2f}x)",
+            True,
+            parquet_p1,
+            csv_p1,
         )
     if P1 in starts:
         start_wall, start_cpu, cmd = starts[P1]

@@ -1,7 +1,8 @@
 """Archives through the whole job in a mini-cluster: compressed files of every kind in one
 directory read as the plain capture, a truncated archive dead-lettered with the files after it
-read, a NOAA day read straight from its .csv.zst, and the NMEA dialects of real receivers (the US
-Coast Guard's NAIS fields, the Norwegian feed's reused group ids) as the plain loop reads them."""
+read, a NOAA day read straight from its .csv.zst and from its GeoParquet, and the NMEA dialects
+of real receivers (the US Coast Guard's NAIS fields, the Norwegian feed's reused group ids) as the
+plain loop reads them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
 from ais_pipeline.files import read_jsonl
+from tests.support import noaa_parquet
 from tests.support.archives import Row, compressed, noaa_csv
 from tests.support.jobs import SAMPLE_SUMMARY, assert_same_outputs, run_job, run_oracle
 
@@ -69,6 +71,24 @@ def test_a_noaa_day_is_read_straight_from_its_csv_zst(tmp_path: Path):
     assert summary["static_from_rows"] == 15 and summary["accounted_lines"] == 601
     run_oracle(plain, tmp_path / "oracle")
     assert_same_outputs(tmp_path / "job", tmp_path / "oracle")
+
+
+def test_a_noaa_geoparquet_day_reads_as_the_plain_loop_and_as_its_csv_twin(tmp_path: Path):
+    rows = noaa_parquet.generated_day(3000, vessels=60)
+    bad = noaa_parquet.NoaaRow(367999999, rows[30].time_ms, None, None, geometry=b"\x01\x02\x00\x00\x00")
+    day = noaa_parquet.write(tmp_path / "ais-2024-01-01.parquet", [*rows[:31], bad, *rows[31:]], row_group_size=1000)
+    summary = run_job(day, tmp_path / "job")
+    assert (summary["lines"], summary["skipped"], summary["accounted_lines"]) == (3002, 1, 3002)
+    assert summary["dead_letter"] == {"malformed": 1}
+    run_oracle(day, tmp_path / "oracle")
+    assert_same_outputs(tmp_path / "job", tmp_path / "oracle")
+    twin = tmp_path / "ais-2024-01-01.csv"
+    twin.write_text(noaa_parquet.csv_twin(rows))
+    run_oracle(twin, tmp_path / "csv")
+    for name in ("positions", "static"):
+        assert sorted(map(str, read_jsonl(tmp_path / "job" / name))) == sorted(
+            map(str, read_jsonl(tmp_path / "csv" / name))
+        )
 
 
 @pytest.mark.parametrize("capture", ["noaadata__test.ais", "aisnet__Ais1000Lines.nm4"])

@@ -1,5 +1,6 @@
 """The golden archives (``tests/golden/archives/``, ``tests/golden/archives.json``): small files,
-whole and damaged, of every kind the job reads, and the lines both readers must give for each: the
+whole and damaged, of every kind the job reads (NOAA GeoParquet days too, from
+``tests/support/noaa_parquet.py``), and the lines both readers must give for each: the
 plain loop's (``ais_pipeline.files.read_file_lines``, ``tests/unit/test_golden_archives.py``) and the job's
 (``ais.flink.ArchiveLines``, ``GoldenArchivesTest``).
 
@@ -30,6 +31,7 @@ import zstandard
 
 from ais_pipeline.files import read_file_lines
 from ais_pipeline.rules.parse import CORRUPT_ARCHIVE
+from tests.support import noaa_parquet
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 FILES = GOLDEN / "archives"
@@ -165,6 +167,7 @@ def cases() -> dict[str, tuple[str, Callable[[], bytes]]]:
             lambda: patched(stored, (stored.find(b"a2"), b"A2")),
         ),
         "cut.zip": ("a zip archive cut short has no central directory", lambda: two[: len(two) // 2]),
+        **noaa_parquet.golden_cases(),
     }
 
 

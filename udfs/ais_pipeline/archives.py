@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from ais_pipeline import geoparquet
 from ais_pipeline.rules.parse import CORRUPT_ARCHIVE
 
 CHUNK = 1 << 16
@@ -442,15 +443,30 @@ def split_lines(chunks: Iterator[bytes]) -> Iterator[str]:
         yield partial.decode("utf-8", errors="replace")
 
 
+COMPRESSED = (".gz", ".gzip", ".bz2", ".xz", ".zst", ".zip")
+
+
+def parquet_file(file: Path) -> bool:
+    """A Parquet file: named ``.parquet``, or not named as a compressed file and starting with
+    Parquet's magic; an empty file is no file of any kind."""
+    if file.stat().st_size == 0 or file.name.lower().endswith(COMPRESSED):
+        return False
+    return geoparquet.is_parquet(file)
+
+
 def read_file_lines(file: Path) -> Iterator[str]:
-    """The lines of one file as the job's source reads them: decompressed by the file's name
-    (``.gz``, ``.bz2``, ``.xz``, ``.zst``, ``.zip``), split on \\n, \\r or \\r\\n, bytes that
-    are not UTF-8 replaced. A file that cannot be read to its end gives its whole lines before the
+    """The lines of one file as the job's source reads them: a NOAA GeoParquet file's rows as CSV
+    lines (:mod:`ais_pipeline.geoparquet`); any other file decompressed by its name (``.gz``,
+    ``.bz2``, ``.xz``, ``.zst``, ``.zip``), split on \\n, \\r or \\r\\n, bytes that are not
+    UTF-8 replaced. A file that cannot be read to its end gives its whole lines before the
     fault, then one :data:`CORRUPT_ARCHIVE` line naming it and the fault."""
     try:
-        for member in members(file):
-            yield from split_lines(member)
-    except ArchiveFault as fault:
+        if parquet_file(file):
+            yield from geoparquet.noaa_lines(file)
+        else:
+            for member in members(file):
+                yield from split_lines(member)
+    except (ArchiveFault, geoparquet.ArchiveFault) as fault:
         yield f"{CORRUPT_ARCHIVE}{file.name}\x1f{fault}"
     except OSError as exc:  # the file itself could not be read
         cause = f"{type(exc).__name__}: {exc}".replace("\n", " ").replace("\x1f", " ")

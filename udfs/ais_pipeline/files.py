@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ais_pipeline.archives import read_file_lines
+from ais_pipeline.archives import COMPRESSED, parquet_file, read_file_lines
 from ais_pipeline.rules.dedup import LATE_VESSEL_MS
 from ais_pipeline.rules.outputs import (
     RECEIVER_TALLY,
@@ -34,15 +34,12 @@ def input_files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
 
 
-COMPRESSED = (".gz", ".gzip", ".bz2", ".xz", ".zst", ".zip")
-
-
 def input_bytes(path: Path) -> int | None:
     """The size of a run's input, when it is plain text (the progress line's whole; the job counts
-    the bytes of the lines it reads against it); None when a file is compressed: its lines are not
-    known until the job has read it, and the run does not read it twice."""
+    the bytes of the lines it reads against it); None when a file is compressed or Parquet: its
+    lines are not known until the job has read it, and the run does not read it twice."""
     files = input_files(path)
-    if any(f.name.lower().endswith(COMPRESSED) for f in files):
+    if any(f.name.lower().endswith(COMPRESSED) or parquet_file(f) for f in files):
         return None
     return sum(f.stat().st_size for f in files)
 

@@ -70,6 +70,9 @@ _NOAA_2025 = {
     "vessel_type": "ship_type", "status": "status", "length": "length", "width": "width", "draft": "draught",
     "cargo": "cargo", "transceiver": "class",
 }  # fmt: skip
+# NOAA's GeoParquet days, as ais_pipeline.geoparquet (and the job's reader) writes their rows: the
+# 2025 columns, the row's number in its file and why its geometry gives no position.
+_NOAA_GEOPARQUET = {**_NOAA_2025, "geoparquet_row": "row", "geometry_problem": "geometry_problem"}
 _DMA = {
     "# timestamp": "time", "type of mobile": "class", "mmsi": "mmsi", "latitude": "lat", "longitude": "lon",
     "navigational status": "status", "sog": "sog", "cog": "cog", "heading": "heading", "imo": "imo",
@@ -77,6 +80,7 @@ _DMA = {
     "length": "length", "draught": "draught", "destination": "destination", "eta": "eta",
 }  # fmt: skip
 _LAYOUTS = (
+    ("noaa-geoparquet", NOAA, "%Y-%m-%d %H:%M:%S", _NOAA_GEOPARQUET, "geoparquet_row"),
     ("noaa-2024", NOAA, "%Y-%m-%d %H:%M:%S", _NOAA_2024, "basedatetime"),
     ("noaa-2025", NOAA, "%Y-%m-%d %H:%M:%S", _NOAA_2025, "base_date_time"),
     ("dma", DMA, "%d/%m/%Y %H:%M:%S", _DMA, "# timestamp"),
@@ -166,7 +170,15 @@ def _static_json(cells: tuple[tuple[str, str], ...]) -> str:
 
 @lru_cache(maxsize=8192)  # many rows share a second
 def _epoch_ms(text: str, time_format: str) -> int:
-    return round(datetime.strptime(text, time_format).replace(tzinfo=UTC).timestamp() * 1000)
+    whole, dot, fraction = text.partition(".")
+    if dot and not (len(fraction) == 3 and fraction.isdigit() and fraction.isascii()):
+        raise ValueError(text)
+    ms = int(fraction) if dot else 0  # milliseconds: written by the GeoParquet reader
+    when = datetime.strptime(whole, time_format).replace(tzinfo=UTC) - _EPOCH
+    return (when.days * 86_400 + when.seconds) * 1000 + ms
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _rounded(value: float | None) -> str:
@@ -179,7 +191,9 @@ def parse_row(line: str, layout: Layout, line_number: int) -> Report | Skipped |
     raw = line.rstrip("\r\n")
 
     def bad(why: str) -> DeadLetter:
-        return DeadLetter(raw, "malformed", detail=f"line {line_number}: {why}")
+        return DeadLetter(raw, "malformed", detail=f"{where}: {why}")
+
+    where = f"line {line_number}"
 
     try:
         cells = raw.split(",") if '"' not in raw else _split(raw)
@@ -187,6 +201,11 @@ def parse_row(line: str, layout: Layout, line_number: int) -> Report | Skipped |
         return bad(f"not a CSV row ({exc})")
     if len(cells) != layout.width:  # a comma in an unquoted name would shift every field after it
         return bad(f"{len(cells)} columns, the {layout.name} header has {layout.width}")
+    if "row" in layout.at:  # a GeoParquet row: named by its row
+        where = f"row {_value(cells, layout, 'row')}"
+        problem = _value(cells, layout, "geometry_problem")
+        if problem:
+            return bad(f"geometry: {problem}")
     mmsi_text = _value(cells, layout, "mmsi")
     if not (mmsi_text.isascii() and mmsi_text.isdigit()) or not 0 <= int(mmsi_text) <= 999_999_999:
         return bad(f"MMSI {mmsi_text!r} is not a 9-digit number")

@@ -27,7 +27,8 @@ import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 
 /**
- * The lines of one input file, decompressed by its name: {@code .gz}/{@code .gzip},
+ * The lines of one input file: a NOAA GeoParquet file's rows as CSV lines ({@link NoaaParquet});
+ * any other file decompressed by its name: {@code .gz}/{@code .gzip},
  * {@code .bz2}, {@code .xz}, {@code .zst} and {@code .zip} (every member, in name order, as one
  * stream of lines; stored, deflated, bzip2 and LZMA members); any other name is read as it is.
  * Lines are split as Flink's text line format splits them ({@code \n}, {@code \r} or
@@ -212,6 +213,7 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
     /** Reads the lines of one file, a batch at a time. */
     static final class LineReader implements Reader<String> {
         private final Path path;
+        private NoaaParquet parquet; // a NOAA GeoParquet file's rows as lines, else members' lines
         private Members members;
         private Lines lines;
         private long emitted;
@@ -221,12 +223,21 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
         LineReader(Path path, long skip) throws IOException {
             this.path = path;
             try {
-                members = open(path);
-                for (long i = 0; i < skip && nextLine() != null; i++) {
-                    emitted++;
+                long length = path.getFileSystem().getFileStatus(path).getLen();
+                if (NoaaParquet.isParquet(path, length)) {
+                    parquet = new NoaaParquet(path, length);
+                    emitted = parquet.skip(skip);
+                } else {
+                    members = open(path);
+                    for (long i = 0; i < skip && nextLine() != null; i++) {
+                        emitted++;
+                    }
                 }
             } catch (IOException | RuntimeException e) {
                 failure = cause(e);
+                if (parquet != null) {
+                    emitted = parquet.given();
+                }
                 closeQuietly();
             }
             if (failure != null && skip > emitted) {
@@ -237,6 +248,9 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
 
         /** The next line of the file, across its members; null at its end. */
         private String nextLine() throws IOException {
+            if (parquet != null) {
+                return parquet.next();
+            }
             while (true) {
                 if (lines == null) {
                     InputStream member = members.next();
@@ -293,6 +307,10 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
 
         private void closeQuietly() {
             lines = null;
+            if (parquet != null) {
+                parquet.close();
+                parquet = null;
+            }
             if (members != null) {
                 try {
                     members.close();

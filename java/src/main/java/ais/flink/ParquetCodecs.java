@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.zip.GZIPInputStream;
 
 import org.apache.flink.shaded.io.airlift.compress.Decompressor;
+import org.apache.flink.shaded.io.airlift.compress.snappy.SnappyCompressor;
 import org.apache.flink.shaded.io.airlift.compress.snappy.SnappyDecompressor;
 import org.apache.flink.shaded.io.airlift.compress.zstd.ZstdDecompressor;
 import org.apache.parquet.bytes.BytesInput;
@@ -15,13 +16,35 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 /**
  * Parquet's page codecs without Hadoop: snappy and zstd from the aircompressor that Flink ships
  * (shaded in its distribution), gzip from the JDK, uncompressed pages as they are. Any other codec
- * (LZ4, LZO, Brotli) is a fault naming it, which ends the file with its marker line.
+ * (LZ4, LZO, Brotli) is a fault naming it, which ends the file with its marker line. Pages are
+ * written with snappy.
  */
 final class ParquetCodecs implements CompressionCodecFactory {
 
+    /** Pages are written with snappy, as GeoParquet files commonly are (NOAA's too). */
     @Override
     public BytesInputCompressor getCompressor(CompressionCodecName codecName) {
-        throw new UnsupportedOperationException("pages are not written here");
+        if (codecName != CompressionCodecName.SNAPPY) {
+            throw new NotRead("parquet: pages are written with SNAPPY only, not " + codecName);
+        }
+        SnappyCompressor snappy = new SnappyCompressor();
+        return new BytesInputCompressor() {
+            @Override
+            public BytesInput compress(BytesInput bytes) throws IOException {
+                byte[] in = bytes.toByteArray();
+                byte[] out = new byte[snappy.maxCompressedLength(in.length)];
+                int n = snappy.compress(in, 0, in.length, out, 0, out.length);
+                return BytesInput.from(out, 0, n);
+            }
+
+            @Override
+            public CompressionCodecName getCodecName() {
+                return CompressionCodecName.SNAPPY;
+            }
+
+            @Override
+            public void release() {}
+        };
     }
 
     @Override

@@ -253,6 +253,7 @@ def golden_rows() -> list[NoaaRow]:
         NoaaRow(367000016, t + 71_000, None, None, geometry=b"\x07" + bytes(20)),
         NoaaRow(367000017, t + 72_000, 0.1, -0.0, sog=0.0, cog=-0.0),
         NoaaRow(367000018, t + 73_000, 1e-10, 89.99999999999999, sog=102.30000305175781, draft=0.1),
+        NoaaRow(367000019, t + 74_000, -74.0, 40.0, length=3.4028234663852886e38),  # the largest float
     ]  # fmt: skip
 
 
@@ -296,6 +297,10 @@ def golden_cases() -> dict[str, tuple[str, Any]]:
             lambda: _custom(latlon, compression="none", geo=b""),
         ),
         "noaa-empty.parquet": ("no rows: the header alone", lambda: parquet_bytes(table([]))),
+        "nan-bbox.parquet": (
+            "geo metadata with a bbox of NaN (as json.dumps writes an empty day's)",
+            lambda: parquet_bytes(table(few), geo=geo_metadata(bbox=[float("nan")] * 4)),
+        ),
         "by-content.dat": ("a Parquet file told by its magic, whatever its name", lambda: parquet_bytes(table(few))),
         "not-noaa.parquet": ("Parquet of other columns: the columns it lacks", lambda: _custom(not_noaa, geo=b"")),
         "projected.parquet": (

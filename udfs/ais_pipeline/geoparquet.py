@@ -100,7 +100,10 @@ def number_text(value: float, single: bool) -> str:
         text = f"{value:.{digits - 1}e}"
         back = float(text)
         if single:
-            back = struct.unpack("<f", struct.pack("<f", back))[0]
+            try:
+                back = struct.unpack("<f", struct.pack("<f", back))[0]
+            except OverflowError:  # rounded past the largest float: does not read back
+                continue
         if back == value:
             return _plain(text)
     return _plain(repr(value))  # not reached: 9 and 17 digits always read back

@@ -58,6 +58,9 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
             + "{\"name\":\"Geodetic longitude\",\"abbreviation\":\"Lon\",\"direction\":\"east\",\"unit\":\"degree\"}]},"
             + "\"id\":{\"authority\":\"EPSG\",\"code\":4326}}";
 
+    /** A row group's size: what an open part holds in memory, and the step in which its size grows. */
+    static final long ROW_GROUP_BYTES = 8L << 20;
+
     private final String[] names;
     private final String[] types;
     private final String[] fields;
@@ -69,6 +72,11 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
         this.types = types.clone();
         this.fields = fields.clone();
         this.geometry = Geometry.valueOf(geometry);
+        for (String name : names) {
+            if (name.equals("geometry")) {
+                throw new IllegalArgumentException("a column named geometry would hide the records' geometry");
+            }
+        }
         schema(); // a type that is not known fails when the job is built
     }
 
@@ -112,6 +120,7 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
                 .withConf(new PlainParquetConfiguration())
                 .withCodecFactory(new ParquetCodecs())
                 .withCompressionCodec(CompressionCodecName.SNAPPY)
+                .withRowGroupSize(ROW_GROUP_BYTES) // rows are held in memory until their group is written
                 .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
                 .build();
         return new BulkWriter<String>() {
@@ -214,21 +223,39 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
                     out.addBinary(Binary.fromString(value.isTextual() ? value.asText() : value.toString()));
                     break;
                 case "bigint":
-                    out.addLong(value.asLong());
+                    out.addLong(integral(value, type).longValue());
                     break;
                 case "integer":
                 case "smallint":
-                    out.addInteger(value.asInt());
+                    long n = integral(value, type).longValue();
+                    if (n != (int) n) {
+                        throw new IllegalArgumentException(type + " out of range: " + value);
+                    }
+                    out.addInteger((int) n);
                     break;
                 case "double precision":
+                    if (!value.isNumber()) {
+                        throw new IllegalArgumentException(type + " from " + value);
+                    }
                     out.addDouble(value.asDouble());
                     break;
                 case "boolean":
+                    if (!value.isBoolean()) {
+                        throw new IllegalArgumentException(type + " from " + value);
+                    }
                     out.addBoolean(value.asBoolean());
                     break;
                 default: // timestamp with time zone: the records' ISO 8601 text
                     out.addLong(Instant.parse(value.asText()).toEpochMilli());
             }
+        }
+
+        /** An integer field's value; a record that holds anything else is not written as a wrong number. */
+        private static Number integral(JsonNode value, String type) {
+            if (!value.isIntegralNumber() || !value.canConvertToLong()) {
+                throw new IllegalArgumentException(type + " from " + value);
+            }
+            return value.longValue();
         }
 
         private static Double number(JsonNode record, String field) {

@@ -18,8 +18,11 @@ import java.util.Set;
 import ais.flink.ArchiveDecoders.ArchiveFault;
 import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.core.fs.Path;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.json.JsonReadFeature;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.DeserializationFeature;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.json.JsonMapper;
 import org.apache.parquet.ParquetReadOptions;
 import org.apache.parquet.PlainReadOptions;
 import org.apache.parquet.column.ColumnDescriptor;
@@ -60,6 +63,11 @@ final class NoaaParquet implements AutoCloseable {
     private static final long MIN_MS = -62135596800000L; // 0001-01-01T00:00:00Z
     private static final long MAX_MS = 253402300799999L; // 9999-12-31T23:59:59.999Z
     private static final Set<String> WGS84 = Set.of("EPSG:4326", "OGC:CRS84");
+    // JSON as Python's json module reads it: NaN and Infinity (a bbox of an empty day), no text after
+    private static final ObjectMapper GEO_JSON = JsonMapper.builder()
+            .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .build();
     private static final int LON = 2;
     private static final int LAT = 3;
 
@@ -202,7 +210,7 @@ final class NoaaParquet implements AutoCloseable {
         JsonNode column = null;
         JsonNode name = null;
         try {
-            JsonNode root = new ObjectMapper().readTree(geo);
+            JsonNode root = GEO_JSON.readTree(geo);
             name = root.get("primary_column");
             if (name != null && name.isTextual() && root.get("columns") != null) {
                 column = root.get("columns").get(name.asText());
@@ -339,7 +347,8 @@ final class NoaaParquet implements AutoCloseable {
             skipped++;
         }
         while (batchAt == batchSize && groupLeft == 0 && group < reader.getRowGroups().size()
-                && n - skipped >= reader.getRowGroups().get(group).getRowCount()) {
+                // strictly more: the last group the lines reach is read, so that a fault in it comes again
+                && n - skipped > reader.getRowGroups().get(group).getRowCount()) {
             long rows = reader.getRowGroups().get(group).getRowCount();
             try {
                 reader.skipNextRowGroup();

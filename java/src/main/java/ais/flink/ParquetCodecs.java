@@ -20,6 +20,8 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
  * written with snappy.
  */
 final class ParquetCodecs implements CompressionCodecFactory {
+    /** The largest page read (writers make pages of about 1 MB). */
+    static final int MAX_PAGE_BYTES = 256 << 20;
 
     /** Pages are written with snappy, as GeoParquet files commonly are (NOAA's too). */
     @Override
@@ -92,6 +94,9 @@ final class ParquetCodecs implements CompressionCodecFactory {
                 byte[] out = new byte[length];
                 System.arraycopy(in, offset, out, 0, length);
                 return out;
+            }
+            if (size < 0 || size > MAX_PAGE_BYTES) { // a damaged header must not take the heap
+                throw new IOException("a page of " + size + " bytes");
             }
             byte[] out = new byte[size];
             if (name == CompressionCodecName.GZIP) {

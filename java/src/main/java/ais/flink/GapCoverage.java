@@ -293,37 +293,6 @@ public final class GapCoverage extends KeyedCoProcessFunction<String, Row, Strin
                 "%s%02d%s%03d", la >= 0 ? "N" : "S", Math.abs(la), lo >= 0 ? "E" : "W", Math.abs(lo));
     }
 
-    private static final String BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz";
-
-    /** The centre of a geohash cell: {lat, lon}. */
-    static double[] geohashCenter(String geohash) {
-        double latLo = -90, latHi = 90, lonLo = -180, lonHi = 180;
-        boolean even = true;
-        for (int i = 0; i < geohash.length(); i++) {
-            int bits = BASE32.indexOf(geohash.charAt(i));
-            for (int b = 4; b >= 0; b--) {
-                boolean on = ((bits >> b) & 1) == 1;
-                if (even) {
-                    double mid = (lonLo + lonHi) / 2;
-                    if (on) {
-                        lonLo = mid;
-                    } else {
-                        lonHi = mid;
-                    }
-                } else {
-                    double mid = (latLo + latHi) / 2;
-                    if (on) {
-                        latLo = mid;
-                    } else {
-                        latHi = mid;
-                    }
-                }
-                even = !even;
-            }
-        }
-        return new double[] {(latLo + latHi) / 2, (lonLo + lonHi) / 2};
-    }
-
     /** Keys pane contributions by the 1-degree cell of their geohash cell's centre. */
     public static final class PaneCell implements KeySelector<Row, String>, ResultTypeQueryable<String> {
         private static final long serialVersionUID = 1L;
@@ -335,7 +304,7 @@ public final class GapCoverage extends KeyedCoProcessFunction<String, Row, Strin
 
         @Override
         public String getKey(Row row) {
-            double[] centre = geohashCenter((String) row.getField(cell));
+            double[] centre = Geohash.center((String) row.getField(cell));
             return cellOf(centre[0], centre[1]);
         }
 

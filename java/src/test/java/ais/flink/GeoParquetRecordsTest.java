@@ -88,8 +88,8 @@ class GeoParquetRecordsTest {
 
     @Test
     void anAggregatesCellIsItsGeohashBox() {
-        assertArrayEquals(new double[] {-90, -180, -45, -135}, GeoParquetRecords.Geohash.bounds("0"));
-        double[] dr5 = GeoParquetRecords.Geohash.bounds("dr5ru7");
+        assertArrayEquals(new double[] {-90, -180, -45, -135}, Geohash.bounds("0"));
+        double[] dr5 = Geohash.bounds("dr5ru7");
         // pygeohash: 40.75653076171875 +- 0.00274658203125, -73.9874267578125 +- 0.0054931640625
         assertArrayEquals(new double[] {40.7537841796875, -73.992919921875, 40.75927734375, -73.9819335937500}, dr5);
     }

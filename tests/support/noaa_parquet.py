@@ -39,15 +39,14 @@ WGS84_PROJJSON = {
 FLOAT32 = pa.float32()
 
 
-def schema(time_unit: str = "ms", length: pa.DataType = FLOAT32, geometry: bool = True) -> pa.Schema:
+def schema(time_unit: str = "ms", length: pa.DataType = FLOAT32) -> pa.Schema:
     fields = [
         ("mmsi", pa.int32()), ("base_date_time", pa.timestamp(time_unit)), ("sog", pa.float32()),
         ("cog", pa.float32()), ("heading", pa.int32()), ("vessel_name", pa.string()), ("imo", pa.string()),
         ("call_sign", pa.string()), ("vessel_type", pa.int32()), ("status", pa.int32()), ("length", length),
         ("width", pa.int32()), ("draft", pa.float32()), ("cargo", pa.int32()), ("transceiver", pa.string()),
+        ("geometry", pa.binary()),
     ]  # fmt: skip
-    if geometry:
-        fields.append(("geometry", pa.binary()))
     return pa.schema(fields)
 
 

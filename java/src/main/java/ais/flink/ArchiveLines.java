@@ -51,6 +51,9 @@ public final class ArchiveLines implements BulkFormat<String, FileSourceSplit> {
 
     static final int BATCH = 1024;
 
+    /** The names of the files decompressed by their name (any other is read as it is, or as Parquet). */
+    static final String[] COMPRESSED = {".gz", ".gzip", ".bz2", ".xz", ".zst", ".zip"};
+
     @Override
     public Reader<String> createReader(Configuration config, FileSourceSplit split) throws IOException {
         return new LineReader(split.path(), 0);

@@ -215,9 +215,7 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
 
         private void add(String type, JsonNode value) {
             switch (type) {
-                case "jsonb":
-                    out.addBinary(Binary.fromString(value.isTextual() ? value.asText() : value.toString()));
-                    break;
+                case "jsonb": // an object's JSON text
                 case "uuid":
                 case "text":
                     out.addBinary(Binary.fromString(value.isTextual() ? value.asText() : value.toString()));

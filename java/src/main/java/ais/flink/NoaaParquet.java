@@ -96,7 +96,7 @@ final class NoaaParquet implements AutoCloseable {
         if (length == 0) {
             return false;
         }
-        for (String suffix : new String[] {".gz", ".gzip", ".bz2", ".xz", ".zst", ".zip"}) {
+        for (String suffix : ArchiveLines.COMPRESSED) {
             if (name.endsWith(suffix)) {
                 return false;
             }
@@ -437,11 +437,11 @@ final class NoaaParquet implements AutoCloseable {
     private static String[] texts(ColumnReader r, ColumnDescriptor d, Kind kind, int n) {
         String[] out = new String[n];
         int defined = d.getMaxDefinitionLevel();
+        boolean int32 = d.getPrimitiveType().getPrimitiveTypeName() == PrimitiveType.PrimitiveTypeName.INT32;
         for (int i = 0; i < n; i++) {
             if (r.getCurrentDefinitionLevel() != defined) {
                 out[i] = "";
             } else {
-                boolean int32 = d.getPrimitiveType().getPrimitiveTypeName() == PrimitiveType.PrimitiveTypeName.INT32;
                 switch (kind) {
                     case INT:
                         out[i] = int32 ? Integer.toString(r.getInteger()) : Long.toString(r.getLong());

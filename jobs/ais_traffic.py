@@ -39,7 +39,9 @@ def file_job(config: PipelineConfig) -> Outcome:
     with FileRun(config) as run:
         lines = sources.input_lines(run.env, config)
         streams = build_pipeline(run.env, lines, config)
-        sinks.file_sinks(streams, run.output_dir, run.tally_dir, print_too=run.prints_every_record)
+        sinks.file_sinks(
+            streams, run.output_dir, run.tally_dir, print_too=run.prints_every_record, formats=config.output_formats
+        )
         if config.postgres is not None:
             sinks.postgres_sinks(run.env, streams.named(), config)
         if config.dynamodb_table:
@@ -75,7 +77,7 @@ def kinesis_streams(
     lines = sources.kinesis_lines(env, config)
     streams = build_pipeline(env, lines, config, emit_tallies=tally_dir is not None)
     if output_dir is not None:
-        sinks.file_sinks(streams, output_dir, tally_dir, print_too=False)
+        sinks.file_sinks(streams, output_dir, tally_dir, print_too=False, formats=config.output_formats)
     if config.dynamodb_table:
         sinks.dynamodb_sink(streams, config, None if output_dir is None else output_dir / "dead_letter")
     if config.postgres is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from tests.support import noaa_parquet
 from tests.support.archives import Row, compressed, noaa_csv
 from tests.support.jobs import SAMPLE_SUMMARY, assert_same_outputs, run_job, run_oracle
@@ -50,7 +50,7 @@ def test_a_truncated_archive_is_dead_lettered_and_the_files_after_it_are_read(fi
     summary = run_job(folder, tmp_path / "job")
     assert summary["accounted_lines"] == summary["lines"]
     assert summary["dead_letter"]["corrupt_archive"] == 1  # type: ignore[index]
-    (dead,) = [d for d in read_jsonl(tmp_path / "job" / "dead_letter") if d["reason"] == "corrupt_archive"]
+    (dead,) = [d for d in read_records(tmp_path / "job" / "dead_letter") if d["reason"] == "corrupt_archive"]
     assert dead["raw"] == "a.nm4.gz" and dead["detail"] == "the archive could not be read to its end: gzip: truncated"
     # The second file, whole: its 1,000 lines are read after the archive's first part.
     assert 1001 < summary["lines"] < 2001  # type: ignore[operator]  # the whole lines before the cut, too
@@ -86,8 +86,8 @@ def test_a_noaa_geoparquet_day_reads_as_the_plain_loop_and_as_its_csv_twin(tmp_p
     twin.write_text(noaa_parquet.csv_twin(rows))
     run_oracle(twin, tmp_path / "csv")
     for name in ("positions", "static"):
-        assert sorted(map(str, read_jsonl(tmp_path / "job" / name))) == sorted(
-            map(str, read_jsonl(tmp_path / "csv" / name))
+        assert sorted(map(str, read_records(tmp_path / "job" / name))) == sorted(
+            map(str, read_records(tmp_path / "csv" / name))
         )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from ais_pipeline.rules.outputs import parse_iso_ms
 from tests.support import golden_dialects
 from tests.support.jobs import assert_same_outputs, run_job, run_oracle
@@ -28,7 +28,9 @@ def records(directory: Path, since_ms: int) -> dict[str, list[str]]:
             r = {k: v for k, v in r.items() if k not in ("timestamp", "id")}
         return json.dumps(r, sort_keys=True)
 
-    return {n: sorted(canonical(r) for r in read_jsonl(directory / n)) for n in ("positions", "static", "dead_letter")}
+    return {
+        n: sorted(canonical(r) for r in read_records(directory / n)) for n in ("positions", "static", "dead_letter")
+    }
 
 
 def test_golden_lines_of_every_dialect_give_the_plain_loops_records(tmp_path: Path):

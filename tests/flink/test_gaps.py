@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from tests.support.gap_cases import COASTAL, COVERED, EMPTY, OPEN, gap_case_lines
 from tests.support.jobs import assert_same_outputs, run_job, run_oracle
 
@@ -22,7 +22,7 @@ def test_the_generated_gap_cases_give_their_verdicts_and_coverage_in_the_job(par
     run_job(feed, out, "--parallelism", str(parallelism))
     run_oracle(feed, oracle)
     assert_same_outputs(out, oracle)
-    last = {g["mmsi"]: g for g in read_jsonl(out / "gaps")}
+    last = {g["mmsi"]: g for g in read_records(out / "gaps")}
     verdicts = {m: (g["open"], g["suspected_disabling"], g["coverage_vessels"]) for m, g in last.items()}
     assert verdicts == {
         COVERED: (False, True, 2),
@@ -45,6 +45,6 @@ def test_a_gfw_track_gives_the_gaps_of_its_rows_in_the_job(
     run_job(src, out, "--parallelism", "2")
     run_oracle(src, oracle)
     assert_same_outputs(out, oracle)  # the plain loop's gaps are those of the rows (tests/unit/test_gaps.py)
-    closed = [g for g in read_jsonl(out / "gaps") if not g["open"]]
+    closed = [g for g in read_records(out / "gaps") if not g["open"]]
     assert (len(closed), sum(g["hours"] >= 12 for g in closed)) == (six, twelve)
     assert not any(g["suspected_disabling"] for g in closed)  # near the coast, or short

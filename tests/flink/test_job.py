@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from tests.support.jobs import SAMPLE_SUMMARY, assert_same_outputs, final, run_job, run_oracle
 from tests.support.nmea import BASE, position, tagged
 
@@ -88,7 +88,7 @@ def test_edge_cases_give_exact_outputs(parallelism: int, fixtures: Path, tmp_pat
     assert summary["duplicates_exact"] == 1 and summary["no_position"] == 1 and summary["late"] == 1
     assert summary["not_ais"] == 20 and summary["skipped"] == 2 and summary["fragments_joined"] == 1
     assert summary["dead_letter"] == {"checksum": 2, "future_timestamp": 1, "malformed": 2}
-    late = sorted((r["mmsi"], r["window"], r["timestamp"]) for r in read_jsonl(out / "late"))
+    late = sorted((r["mmsi"], r["window"], r["timestamp"]) for r in read_records(out / "late"))
     # (The real ORBCOMM reports 6 and 9 minutes older than the one before them come in the
     # watermark's warm-up: not late.)
     assert late == [
@@ -97,7 +97,7 @@ def test_edge_cases_give_exact_outputs(parallelism: int, fixtures: Path, tmp_pat
         (244000003, "tumbling", "2023-11-14T22:13:20.000Z"),
     ]
     first_cell = "u14zg4"
-    tumbling = final(read_jsonl(out / "aggregates"))[("tumbling", first_cell, "2023-11-14T22:13:00.000Z")]
+    tumbling = final(read_records(out / "aggregates"))[("tumbling", first_cell, "2023-11-14T22:13:00.000Z")]
     assert (tumbling["reports"], tumbling["vessels"], tumbling["avg_sog"]) == (3, 2, 15.0)
 
 

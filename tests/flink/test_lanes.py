@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.files import read_jsonl, read_lines
+from ais_pipeline.files import read_lines, read_records
 from ais_pipeline.rules.plain import run_plain
 from bench.gen_feed import generate
 from tests.support.jobs import final, run_job, run_oracle
@@ -33,7 +33,7 @@ def fleets(folder: Path) -> list[Path]:
 
 
 def canonical(directories: list[Path], name: str) -> list[str]:
-    return sorted(json.dumps(r, sort_keys=True) for d in directories for r in read_jsonl(d / name))
+    return sorted(json.dumps(r, sort_keys=True) for d in directories for r in read_records(d / name))
 
 
 def test_a_lane_per_file_decides_each_file_as_its_own_run_and_sums_the_windows(tmp_path: Path):
@@ -53,10 +53,10 @@ def test_a_lane_per_file_decides_each_file_as_its_own_run_and_sums_the_windows(t
     # The vessels of the two files differ: each window's figures are the two runs' sums.
     want: dict[tuple[str, str, str], tuple[int, int, float]] = {}
     for directory in alone:
-        for key, a in final(read_jsonl(directory / "aggregates")).items():
+        for key, a in final(read_records(directory / "aggregates")).items():
             r, v, h = want.get(key, (0, 0, 0.0))
             want[key] = (r + int(a["reports"]), v + int(a["vessels"]), h + float(a["vessel_hours"]))  # type: ignore[call-overload, arg-type]
-    got = final(read_jsonl(tmp_path / "job" / "aggregates"))
+    got = final(read_records(tmp_path / "job" / "aggregates"))
     assert set(got) == set(want)
     for key, a in got.items():
         reports, vessels, hours = want[key]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.rules.outputs import iso_ms
 from ais_pipeline.rules.parse import nmea_checksum
@@ -116,7 +116,7 @@ def test_a_tcp_server_feed_with_and_without_tag_blocks_and_a_close_mid_line(tmp_
     # the two bare sentences, the bytes that are not text and the cut line were stamped
     assert (summary["lines"], summary["stamped_on_receipt"], summary["duplicates_exact"]) == (7, 4, 1)
     assert summary["accounted_lines"] == 7
-    positions = {p["mmsi"]: p for p in read_jsonl(job.out / "positions")}
+    positions = {p["mmsi"]: p for p in read_records(job.out / "positions")}
     receivers = {mmsi: p["receiver"] for mmsi, p in positions.items()}
     assert receivers == {
         257021800: "2573555",
@@ -128,7 +128,7 @@ def test_a_tcp_server_feed_with_and_without_tag_blocks_and_a_close_mid_line(tmp_
     assert positions[257021800]["timestamp"] == iso_ms(now * 1000)
     stamped = datetime.fromisoformat(positions[311321000]["timestamp"]).timestamp() * 1000
     assert sent["before"] - 1 <= stamped <= sent["after"] + 1
-    dead = read_jsonl(job.out / "dead_letter")
+    dead = read_records(job.out / "dead_letter")
     assert sorted(d["reason"] for d in dead) == ["malformed", "not_text"], dead
 
 
@@ -154,5 +154,5 @@ def test_udp_datagrams_that_are_not_text_not_ais_or_too_long_are_dead_letters_or
         job.kill()
     assert (summary["lines"], summary["not_ais"], summary["positions_kept"], summary["accounted_lines"]) == (5, 1, 1, 5)
     assert summary["stamped_on_receipt"] == 5
-    dead = sorted((d["reason"], len(d["raw"])) for d in read_jsonl(job.out / "dead_letter"))
+    dead = sorted((d["reason"], len(d["raw"])) for d in read_records(job.out / "dead_letter"))
     assert [reason for reason, _ in dead] == ["malformed", "malformed", "not_text"], dead

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.files import read_jsonl, read_lines
+from ais_pipeline.files import read_lines, read_records
 from tests.support.feeds import HOUR, amendments_feed, moved_ahead, receivers_feed
 from tests.support.jobs import assert_same_outputs, final, run_job, run_oracle
 
@@ -22,8 +22,8 @@ def outputs_of(directory: Path) -> dict[str, list[str]]:
     """Every output record, canonical and sorted, and each aggregate's final firing (how many
     revisions a window goes through depends on timing, as Flink defines it: docs/watermarks.md)."""
     names = ("positions", "static", "late", "dead_letter")
-    out = {n: sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(directory / n)) for n in names}
-    finals = final(read_jsonl(directory / "aggregates")).values()
+    out = {n: sorted(json.dumps(r, sort_keys=True) for r in read_records(directory / n)) for n in names}
+    finals = final(read_records(directory / "aggregates")).values()
     out["aggregates"] = sorted(
         json.dumps({k: v for k, v in a.items() if k != "revision"}, sort_keys=True) for a in finals
     )
@@ -41,7 +41,7 @@ def test_static_amendments_heard_by_two_receivers_are_judged_in_input_order(
     run_oracle(case, tmp_path / "oracle")
     assert_same_outputs(tmp_path / "out", tmp_path / "oracle")
     kept = sorted(
-        (r["timestamp"][11:19], r["receiver"], r["destination"]) for r in read_jsonl(tmp_path / "out" / "static")
+        (r["timestamp"][11:19], r["receiver"], r["destination"]) for r in read_records(tmp_path / "out" / "static")
     )
     assert kept == [
         ("00:00:00", "SHORE-0", "LE HAVRE"),
@@ -62,7 +62,7 @@ def test_a_feed_of_many_amendments_gives_the_plain_loops_static_reports_at_any_p
     run_oracle(feed, tmp_path / "oracle")
     assert_same_outputs(tmp_path / "out", tmp_path / "oracle")
     assert outputs_of(tmp_path / "out")["static"] == outputs_of(tmp_path / "oracle")["static"]
-    assert len(read_jsonl(tmp_path / "out" / "static")) > 150
+    assert len(read_records(tmp_path / "out" / "static")) > 150
 
 
 def test_a_directory_of_captures_from_three_epochs_gives_the_same_outputs_every_run(fixtures: Path, tmp_path: Path):
@@ -93,7 +93,7 @@ def test_a_receiver_5_h_ahead_and_the_satellite_capture_through_the_job_at_paral
         summary = run_job(path, tmp_path / name, "--parallelism", "2")
         run_oracle(path, tmp_path / f"{name}-oracle")
         assert_same_outputs(tmp_path / name, tmp_path / f"{name}-oracle")
-        assert summary["late"] == 0 and read_jsonl(tmp_path / name / "late") == []
+        assert summary["late"] == 0 and read_records(tmp_path / name / "late") == []
     assert summary["positions_kept"] == 178
     assert summary["receivers"] == {"(none)": {"clock_ahead": 1, "clock_behind": 12, "late": 0, "future_timestamp": 0}}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
-from ais_pipeline.files import read_jsonl, read_lines, read_tallies, summarize, write_outputs
+from ais_pipeline.files import read_lines, read_records, read_tallies, summarize, write_outputs
 from ais_pipeline.rules.plain import run_plain
 from ais_pipeline.rules.records import Report, VesselPane
 from tests.support.jobs import assert_same_outputs
@@ -105,4 +105,4 @@ def test_build_pipeline_runs_in_process_on_a_collection_of_lines_and_equals_the_
 
     write_outputs(run_plain(config, lines), tmp_path / "oracle")
     assert_same_outputs(tmp_path / "out", tmp_path / "oracle")
-    assert len(read_jsonl(tmp_path / "out" / "positions")) == summary["positions_kept"] > 2000
+    assert len(read_records(tmp_path / "out" / "positions")) == summary["positions_kept"] > 2000

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.files import read_jsonl, read_lines
+from ais_pipeline.files import read_lines, read_records
 from tests.support.bad_fixes import MOVED_SPEED, moved_rows, moved_transmissions
 from tests.support.independent_hours import elsewhere, hours_per_cell, tumbling_hours_per_cell
 from tests.support.jobs import assert_same_outputs, final, run_job, run_oracle
@@ -35,8 +35,8 @@ def test_a_sparse_real_track_loses_no_time_and_its_hours_are_where_its_segments_
 ):
     summary = run_job(GFW, tmp_path, "--parallelism", str(parallelism))
     assert_same_outputs(tmp_path, gfw_oracle)
-    want = hours_per_cell(read_jsonl(tmp_path / "positions"))
-    got = tumbling_hours_per_cell(read_jsonl(tmp_path / "aggregates"))
+    want = hours_per_cell(read_records(tmp_path / "positions"))
+    got = tumbling_hours_per_cell(read_records(tmp_path / "aggregates"))
     assert sum(want.values()) > 40
     assert summary["late_hours"] == 0.0  # under 0.5 % of the hours, the target: none
     assert elsewhere(got, want) < 0.03
@@ -46,15 +46,15 @@ def test_a_sparse_real_track_loses_no_time_and_its_hours_are_where_its_segments_
 
 
 def unrevised(directory: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
-    finals = final(read_jsonl(directory / "aggregates"))
+    finals = final(read_records(directory / "aggregates"))
     return {k: {f: v for f, v in a.items() if f != "revision"} for k, a in finals.items()}
 
 
 def assert_bad_fixes_cost_only_themselves(job: Path, clean_oracle: Path, added: int) -> None:
-    positions = lambda d: sorted(json.dumps(p, sort_keys=True) for p in read_jsonl(d / "positions"))  # noqa: E731
+    positions = lambda d: sorted(json.dumps(p, sort_keys=True) for p in read_records(d / "positions"))  # noqa: E731
     assert positions(job) == positions(clean_oracle)
     assert unrevised(job) == unrevised(clean_oracle)
-    moved = [b for b in read_jsonl(job / "bad_fixes") if b["sog"] == MOVED_SPEED]
+    moved = [b for b in read_records(job / "bad_fixes") if b["sog"] == MOVED_SPEED]
     assert len(moved) == added
     assert not {b["cell"] for b in moved} & {cell for _, cell, _ in unrevised(job)}
 

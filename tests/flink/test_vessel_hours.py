@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from ais_pipeline.rules.windows import hours
 from tests.support import golden_vessel_hours
 from tests.support.jobs import assert_same_outputs, run_job, run_oracle
@@ -27,7 +27,7 @@ def test_the_golden_vessel_hours_cases_give_their_hours_in_the_job(parallelism: 
     summary = run_job(feed, tmp_path / "job", "--parallelism", str(parallelism), *flags)
     job = tmp_path / "job"
     got = golden_vessel_hours.hours_by_case(
-        GOLDEN, read_jsonl(job / "aggregates"), bad_fixes=read_jsonl(job / "bad_fixes")
+        GOLDEN, read_records(job / "aggregates"), bad_fixes=read_records(job / "bad_fixes")
     )
     for case, hours_of_case in zip(GOLDEN["cases"], got, strict=True):
         assert hours_of_case["tumbling"] == case["expect"]["tumbling"], case["name"]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
-from ais_pipeline.files import read_jsonl, read_lines
+from ais_pipeline.files import read_lines, read_records
 from ais_pipeline.pipeline.ports import unused_port as free_port
 from ais_pipeline.rules.plain import run_plain
 from tests.support.jobs import ROOT, SAMPLE_SUMMARY, assert_same_outputs, final, run_oracle
@@ -46,7 +46,7 @@ def test_a_watched_directory_fires_windows_while_the_job_runs_and_the_web_ui_sho
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and proc.poll() is None:
-            got = read_jsonl(out / "aggregates")
+            got = read_records(out / "aggregates")
             if wanted <= {str(a["window_start"]) for a in got if a["window"] == "tumbling"}:
                 break
             time.sleep(2)
@@ -60,7 +60,7 @@ def test_a_watched_directory_fires_windows_while_the_job_runs_and_the_web_ui_sho
         # Every line is decided; the late firings of the windows reach the files with the next
         # checkpoint (every 10 s).
         time.sleep(12)
-        got = read_jsonl(out / "aggregates")
+        got = read_records(out / "aggregates")
     finally:
         proc.send_signal(signal.SIGTERM)  # the CLI drains the job, writes the summary and exits
         try:

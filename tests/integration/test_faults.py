@@ -187,7 +187,7 @@ def test_taskmanager_killed_mid_kinesis_stream_leaves_the_dynamodb_table_as_an_u
     tmp_path: Path,
     recovery_times: dict[str, float],
 ):
-    from ais_pipeline.files import read_jsonl, read_lines
+    from ais_pipeline.files import read_lines, read_records
     from tests.support.kinesis import REGION, create_stream, expected_items, item_figures, put_lines, table_items
 
     create_stream(moto.endpoint, "faults-kill", 1)
@@ -213,5 +213,5 @@ def test_taskmanager_killed_mid_kinesis_stream_leaves_the_dynamodb_table_as_an_u
     # table holds exactly its final aggregates.
     assert_same_outputs(out, kinesis_oracle)
     items = table_items(moto.endpoint, "faults_kill")
-    assert {k: item_figures(v) for k, v in items.items()} == expected_items(read_jsonl(kinesis_oracle / "aggregates"))
+    assert {k: item_figures(v) for k, v in items.items()} == expected_items(read_records(kinesis_oracle / "aggregates"))
     wait_until_only_live_taskmanagers(cluster)

@@ -14,7 +14,7 @@ import pytest
 
 from ais_pipeline import postgres
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from ais_pipeline.rules.plain import run_plain
 from tests.support import gap_cases
 from tests.support.gap_cases import COASTAL, COVERED, EMPTY, OPEN, gap_case_lines
@@ -113,7 +113,7 @@ def test_a_job_stopped_with_a_savepoint_mid_gap_goes_on_from_it_to_the_plain_loo
     write_outputs(kafka, f"{name}.", tmp_path / "job")
     run_oracle(gap_feed, tmp_path / "oracle")
     assert_same_outputs(tmp_path / "job", tmp_path / "oracle")
-    last = {g["mmsi"]: g for g in read_jsonl(tmp_path / "job" / "gaps")}
+    last = {g["mmsi"]: g for g in read_records(tmp_path / "job" / "gaps")}
     assert {m: (g["open"], g["suspected_disabling"]) for m, g in last.items()} == {
         m: v[:2] for m, v in VERDICTS.items()
     }

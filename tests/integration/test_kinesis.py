@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.files import read_jsonl, read_lines
+from ais_pipeline.files import read_lines, read_records
 from ais_pipeline.rules.lane import parse_line
 from ais_pipeline.rules.records import Report
 from tests.support.jobs import ROOT, assert_same_outputs, run_oracle
@@ -58,7 +58,7 @@ def run_job(moto: MotoServer, *flags: str, timeout: float = 600) -> subprocess.C
 
 def assert_table_is_the_final_aggregates(moto: MotoServer, table: str, oracle: Path) -> dict[Any, Any]:
     items = table_items(moto.endpoint, table)
-    want = expected_items(read_jsonl(oracle / "aggregates"))
+    want = expected_items(read_records(oracle / "aggregates"))
     assert sorted(items) == sorted(want)
     assert {k: item_figures(v) for k, v in items.items()} == want
     return items
@@ -94,7 +94,7 @@ def test_throttled_reads_and_writes_are_ridden_out_and_a_refused_item_is_a_dead_
     capture.write_text("".join(line + "\n" for line in lines))
     oracle = tmp_path / "oracle"
     run_oracle(capture, oracle, **KNOBS)
-    refused = str(read_jsonl(oracle / "aggregates")[0]["cell"])
+    refused = str(read_records(oracle / "aggregates")[0]["cell"])
     create_stream(moto.endpoint, "throttled", 1)
     put_lines(moto.endpoint, "throttled", lines, lines_per_record=4)  # several lines per record
     write_faults(moto.faults, {"GetRecords": {"throttle": 6}, "PutItem": {"throttle": 24, "reject_cell": refused}})
@@ -109,13 +109,13 @@ def test_throttled_reads_and_writes_are_ridden_out_and_a_refused_item_is_a_dead_
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert faults["GetRecords"]["throttled"] == 6 and faults["PutItem"]["throttled"] == 24
     for name in ("positions", "static", "late"):
-        assert sorted(map(json.dumps, read_jsonl(tmp_path / "out" / name))) == sorted(
-            map(json.dumps, read_jsonl(oracle / name))
+        assert sorted(map(json.dumps, read_records(tmp_path / "out" / name))) == sorted(
+            map(json.dumps, read_records(oracle / name))
         )
     items = table_items(moto.endpoint, "throttled")
-    want = expected_items(read_jsonl(oracle / "aggregates"))
+    want = expected_items(read_records(oracle / "aggregates"))
     assert {k: item_figures(v) for k, v in items.items()} == {k: v for k, v in want.items() if k[0] != refused}
-    dead = [d for d in read_jsonl(tmp_path / "out" / "dead_letter") if d["reason"] == "dynamodb_rejected"]
+    dead = [d for d in read_records(tmp_path / "out" / "dead_letter") if d["reason"] == "dynamodb_rejected"]
     assert dead and all(json.loads(str(d["raw"]))["cell"] == refused for d in dead)
     assert all("ValidationException" in str(d["detail"]) for d in dead)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
@@ -132,9 +132,9 @@ def test_bad_records_become_dead_letters_and_bad_tables_and_streams_one_line_err
         moto, "--stream", "odd", "--starting-position", "trim-horizon", "--bounded", "--output", str(tmp_path / "odd")
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    dead = read_jsonl(tmp_path / "odd" / "dead_letter")
+    dead = read_records(tmp_path / "odd" / "dead_letter")
     assert ("not_text", "\ufffd\ufffd\x00\x01binary") in [(d["reason"], d["raw"]) for d in dead]
-    assert len(read_jsonl(tmp_path / "odd" / "positions")) == 1  # the same report three times: kept once
+    assert len(read_records(tmp_path / "odd" / "positions")) == 1  # the same report three times: kept once
     summary = json.loads((tmp_path / "odd" / "summary.json").read_text())
     # The oversized record is cut into lines of 4,096 bytes (three), each counted, none lost.
     assert summary["not_ais"] == 3 and summary["duplicates_exact"] == 2
@@ -202,7 +202,7 @@ def test_a_shard_split_while_the_job_reads_loses_no_line_and_reads_none_twice(
     assert job.returncode == 0, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
     assert "lines accounted for 10000 of 10000" in out
-    canonical = lambda d: sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(d / "positions"))  # noqa: E731
+    canonical = lambda d: sorted(json.dumps(r, sort_keys=True) for r in read_records(d / "positions"))  # noqa: E731
     assert canonical(tmp_path / "out") == canonical(sample_oracle)
 
 

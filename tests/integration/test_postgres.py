@@ -18,7 +18,7 @@ import pytest
 
 from ais_pipeline import postgres
 from ais_pipeline.config import SAMPLE_INPUT
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.rules.outputs import OUTPUTS, final_aggregates
 from tests.support.kafka import (
@@ -51,7 +51,7 @@ def as_stored(directory: Path, revisions: bool = True) -> dict[str, list[str]]:
     ``revisions`` is False: how many firings a window had depends on timing)."""
     held: dict[str, list[str]] = {}
     for name in OUTPUTS:
-        records = read_jsonl(directory / name)
+        records = read_records(directory / name)
         if name == "aggregates":
             records = list(final_aggregates(records).values())
             if not revisions:
@@ -149,10 +149,10 @@ def in_box_of_files(directory: Path) -> tuple[int, list[str], float]:
 
     lon0, lat0, lon1, lat1 = BOX
     positions = sum(
-        1 for p in read_jsonl(directory / "positions") if lon0 <= p["lon"] <= lon1 and lat0 <= p["lat"] <= lat1
+        1 for p in read_records(directory / "positions") if lon0 <= p["lon"] <= lon1 and lat0 <= p["lat"] <= lat1
     )
     hours: dict[str, float] = {}
-    for (window, cell, _), a in final_aggregates(read_jsonl(directory / "aggregates")).items():
+    for (window, cell, _), a in final_aggregates(read_records(directory / "aggregates")).items():
         lat, lon, dlat, dlon = pygeohash.decode_exactly(cell)
         if (
             window == "tumbling"
@@ -316,7 +316,7 @@ def test_runs_with_other_windows_into_one_database_keep_each_others_rows(
             "--web-ui-port", "0", "--postgres", postgres_server.url("two_windows"), env=env,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
-        finals[window] = final_aggregates(read_jsonl(out / "aggregates"))
+        finals[window] = final_aggregates(read_records(out / "aggregates"))
     stored = postgres.read_outputs(target, ("aggregates",))["aggregates"]
     by_size: dict[int, int] = {}
     for a in stored:
@@ -460,7 +460,7 @@ def test_without_postgis_one_line_says_so_and_the_tables_work_without_geometry(
     assert "geom" not in columns and "cell_geom" not in columns
     stored = postgres.read_outputs(target, ("positions", "aggregates"))
     assert len(stored["positions"]) == 743
-    assert len(stored["aggregates"]) == len(final_aggregates(read_jsonl(out / "aggregates")))
+    assert len(stored["aggregates"]) == len(final_aggregates(read_records(out / "aggregates")))
 
 
 def test_a_run_on_taskmanagers_of_its_own_writes_postgresql_as_the_mini_cluster_does(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
-from ais_pipeline.files import read_jsonl, read_lines, write_outputs
+from ais_pipeline.files import read_lines, read_records, write_outputs
 from ais_pipeline.rules.outputs import final_aggregates
 from ais_pipeline.rules.plain import PlainPipeline, PlainResult, run_plain
 
@@ -41,10 +41,10 @@ def assert_same_outputs(job: Path, oracle: Path) -> None:
     for name in ("positions", "static", "late", "dead_letter", "bad_fixes", "gaps"):
 
         def canonical(directory: Path, name: str = name) -> list[str]:
-            return sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(directory / name))
+            return sorted(json.dumps(r, sort_keys=True) for r in read_records(directory / name))
 
         assert canonical(job) == canonical(oracle), name
-    got_aggs, want_aggs = read_jsonl(job / "aggregates"), read_jsonl(oracle / "aggregates")
+    got_aggs, want_aggs = read_records(job / "aggregates"), read_records(oracle / "aggregates")
     strip = lambda m: {k: {f: v for f, v in a.items() if f != "revision"} for k, a in m.items()}  # noqa: E731
     assert strip(final(got_aggs)) == strip(final(want_aggs))
     # Every window's firings are revisions 0, 1, 2, ... without gaps.

@@ -11,7 +11,7 @@ import pytest
 
 from ais_pipeline import files
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.files import read_jsonl, read_lines, write_outputs
+from ais_pipeline.files import read_lines, read_records, write_outputs
 from ais_pipeline.rules.csv_rows import layout_of_header, parse_row
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.plain import run_plain
@@ -63,7 +63,7 @@ def test_a_noaa_day_in_either_layout_gives_the_same_reports(layout: str, tmp_pat
     }
     assert summary["accounted_lines"] == 7
     # Positions are written once they are judged (the watermark has passed them): in time order.
-    positions = sorted(read_jsonl(out / "positions"), key=lambda p: (p["timestamp"], p["mmsi"]))
+    positions = sorted(read_records(out / "positions"), key=lambda p: (p["timestamp"], p["mmsi"]))
     assert [(p["mmsi"], p["msg_type"], p["timestamp"], p["lat"], p["lon"]) for p in positions] == [
         (367000001, 1, "2025-01-01T00:00:00.000Z", 40.50001, -73.90002),
         (367000002, 18, "2025-01-01T00:00:05.000Z", 40.60001, -73.80002),
@@ -71,7 +71,7 @@ def test_a_noaa_day_in_either_layout_gives_the_same_reports(layout: str, tmp_pat
     ]
     assert positions[0]["sog"] == 10.0 and positions[0]["heading"] == 88 and positions[0]["receiver"] is None
     # Static fields: a static record when they change, under the supersede rule; not lines.
-    static = read_jsonl(out / "static")
+    static = read_records(out / "static")
     assert [(s["mmsi"], s["shipname"], s["timestamp"]) for s in static] == [
         (367000001, "NORDIC STAR", "2025-01-01T00:00:00.000Z"),
         (367000002, "SMALL ONE", "2025-01-01T00:00:05.000Z"),
@@ -105,7 +105,7 @@ def test_the_danish_aisdk_sample_reads_day_first_times_and_placeholders(fixtures
         1,
         11,
     )
-    (first,) = [p for p in read_jsonl(out / "positions") if p["mmsi"] == 265177000]  # the first row
+    (first,) = [p for p in read_records(out / "positions") if p["mmsi"] == 265177000]  # the first row
     assert (first["mmsi"], first["timestamp"], first["lat"], first["lon"], first["sog"], first["heading"]) == (
         265177000, "2018-02-08T00:00:00.000Z", 57.602225, 11.644943, 15.7, 63,
     )  # fmt: skip
@@ -132,7 +132,7 @@ def test_dma_base_stations_and_aids_to_navigation_are_other_types_and_91_181_is_
     path.write_text("\n".join([DMA_HEADER, *rows]) + "\n")
     summary, out = run(path, tmp_path)
     assert (summary["positions_kept"], summary["other_types"], summary["no_position"]) == (1, 2, 1)
-    (static,) = read_jsonl(out / "static")
+    (static,) = read_records(out / "static")
     assert (static["shipname"], static["imo"], static["destination"], static["ship_type"]) == (
         "ANNA", 9123456, "AARHUS", "Cargo",
     )  # fmt: skip
@@ -150,14 +150,14 @@ def test_rows_that_cannot_be_read_are_dead_letters_with_their_line_number(tmp_pa
     path.write_text("\n".join([*good, *bad]) + "\n")
     summary, out = run(path, tmp_path)
     assert summary["dead_letter"] == {"malformed": 4} and summary["accounted_lines"] == summary["lines"] == 6
-    details = [d["detail"] for d in read_jsonl(out / "dead_letter")]
+    details = [d["detail"] for d in read_records(out / "dead_letter")]
     assert details == [
         "line 3: 5 columns, the noaa-2024 header has 17",
         "line 4: a number field holds text (could not convert string to float: 'forty')",
         "line 5: time '01/03/2024 00:00:03' is not %Y-%m-%d %H:%M:%S (noaa-2024)",
         "line 6: MMSI '36700000X' is not a 9-digit number",
     ]
-    assert read_jsonl(out / "dead_letter")[0]["raw"] == bad[0]
+    assert read_records(out / "dead_letter")[0]["raw"] == bad[0]
 
 
 def test_an_explicit_csv_format_wants_its_header_and_auto_reads_a_directory_that_mixes_formats(
@@ -209,7 +209,7 @@ def test_a_truncated_archive_is_a_dead_letter_naming_it_and_the_files_after_it_a
     assert marker == ["\x1fcorrupt_archive\x1fa.nm4.gz\x1fgzip: truncated"]
     assert lines[-1000:] == list(read_lines(folder / "b.nm4"))
     summary, out = run(folder, tmp_path)
-    (dead,) = [d for d in read_jsonl(out / "dead_letter") if d["reason"] == "corrupt_archive"]
+    (dead,) = [d for d in read_records(out / "dead_letter") if d["reason"] == "corrupt_archive"]
     assert dead["raw"] == "a.nm4.gz"
     assert dead["detail"] == "the archive could not be read to its end: gzip: truncated"
     assert summary["accounted_lines"] == summary["lines"] == len(lines)
@@ -240,7 +240,9 @@ def test_a_dead_letters_line_number_counts_the_blank_lines_too(tmp_path: Path):
     path = tmp_path / "AIS_2024_03_01.csv"
     path.write_text(HEADER_2024 + "\n\n\n367000009,2024-03-01T00:00:00,40.5\n")
     _, out = run(path, tmp_path)
-    assert [d["detail"] for d in read_jsonl(out / "dead_letter")] == ["line 4: 3 columns, the noaa-2024 header has 17"]
+    assert [d["detail"] for d in read_records(out / "dead_letter")] == [
+        "line 4: 3 columns, the noaa-2024 header has 17"
+    ]
 
 
 def test_every_kind_of_broken_archive_is_one_dead_letter_and_an_empty_one_is_no_line(tmp_path: Path):

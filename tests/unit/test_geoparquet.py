@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ais_pipeline.files import read_jsonl, read_lines
+from ais_pipeline.files import read_lines, read_records
 from ais_pipeline.geoparquet import HEADER, number_text, time_text, wkb_point
 from tests.support import noaa_parquet
 from tests.support.jobs import final, run_oracle
@@ -69,7 +69,7 @@ def test_a_bad_geometry_is_a_dead_letter_that_names_its_row(tmp_path: Path):
     rows = noaa_parquet.golden_rows()
     noaa_parquet.write(tmp_path / "day.parquet", rows)
     run_oracle(tmp_path / "day.parquet", tmp_path / "out")
-    details = {d["detail"] for d in read_jsonl(tmp_path / "out" / "dead_letter")}
+    details = {d["detail"] for d in read_records(tmp_path / "out" / "dead_letter")}
     assert "row 5: geometry: a WKB geometry of type 2, not a point" in details
     assert "row 6: geometry: WKB of 3 bytes" in details
     assert "row 16: geometry: WKB byte order 7" in details
@@ -93,11 +93,13 @@ def test_a_generated_2024_day_gives_exactly_what_its_csv_twin_gives(tmp_path: Pa
         )
         run_oracle(day, tmp_path / unit)
         for name in ("positions", "static", "late", "bad_fixes", "gaps"):
-            assert sorted(map(json.dumps, read_jsonl(tmp_path / unit / name))) == sorted(
-                map(json.dumps, read_jsonl(tmp_path / "csv" / name))
+            assert sorted(map(json.dumps, read_records(tmp_path / unit / name))) == sorted(
+                map(json.dumps, read_records(tmp_path / "csv" / name))
             ), name
-        assert final(read_jsonl(tmp_path / unit / "aggregates")) == final(read_jsonl(tmp_path / "csv" / "aggregates"))
-        (dead,) = read_jsonl(tmp_path / unit / "dead_letter")
+        assert final(read_records(tmp_path / unit / "aggregates")) == final(
+            read_records(tmp_path / "csv" / "aggregates")
+        )
+        (dead,) = read_records(tmp_path / unit / "dead_letter")
         assert dead["detail"] == "row 32: geometry: a WKB geometry of type 2, not a point"
-    assert len(read_jsonl(tmp_path / "csv" / "positions")) > 2900
+    assert len(read_records(tmp_path / "csv" / "positions")) > 2900
     assert next(iter(read_lines(day))) == HEADER

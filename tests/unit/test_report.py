@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.cli import main as cli
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from ais_pipeline.tools.plain import main as plain_main
 from ais_pipeline.tools.report import busiest, final_aggregates, main
 
@@ -65,7 +65,7 @@ def test_hours_of_a_sliding_window_are_that_windows(run_dir: Path, tmp_path: Pat
     shutil.copytree(run_dir, run, ignore=shutil.ignore_patterns("report"))
     assert main([str(run), "--window", "sliding"]) == 0  # --color hours, the default
     page = (run / "report" / "index.html").read_text()
-    windows = final_aggregates(read_jsonl(run / "aggregates"), "sliding")
+    windows = final_aggregates(read_records(run / "aggregates"), "sliding")
     start = busiest(windows)
     hours = round(sum(a["vessel_hours"] for a in windows[start]), 6)
     assert f"sliding window {start} to " in page and f"reports, {hours} vessel hours" in page
@@ -74,7 +74,7 @@ def test_hours_of_a_sliding_window_are_that_windows(run_dir: Path, tmp_path: Pat
 def test_hours_per_ship_type_add_up_to_the_runs_tumbling_hours(run_dir: Path, tmp_path: Path):
     from ais_pipeline.tools.report import draw_types, hours_by_type
 
-    tumbling = [a for aggs in final_aggregates(read_jsonl(run_dir / "aggregates"), "tumbling").values() for a in aggs]
+    tumbling = [a for aggs in final_aggregates(read_records(run_dir / "aggregates"), "tumbling").values() for a in aggs]
     hours = hours_by_type(tumbling)
     assert list(hours)[-2:] == ["other", "unknown"] and len(hours) == 10
     assert round(sum(hours.values()), 6) == round(sum(a["vessel_hours"] for a in tumbling), 6) == 10.26926
@@ -86,7 +86,7 @@ def test_hours_per_ship_type_add_up_to_the_runs_tumbling_hours(run_dir: Path, tm
 
 
 def test_busiest_window_is_the_one_with_most_reports(run_dir: Path):
-    windows = final_aggregates(read_jsonl(run_dir / "aggregates"), "tumbling")
+    windows = final_aggregates(read_records(run_dir / "aggregates"), "tumbling")
     totals = {start: sum(a["reports"] for a in aggs) for start, aggs in windows.items()}
     assert busiest(windows) == max(totals, key=totals.__getitem__) == "2022-11-10T02:14:00.000Z"
 
@@ -110,7 +110,7 @@ def test_the_chart_labels_minutes_on_minute_boundaries_with_each_bar_from_its_mi
     from ais_pipeline.tools.report import draw_duplicates, late_per_minute
 
     summary = json.loads((run_dir / "summary.json").read_text())
-    late = late_per_minute(read_jsonl(run_dir / "late"))
+    late = late_per_minute(read_records(run_dir / "late"))
     assert sum(late.values()) == 230 == summary["late_records"]["tumbling"]
     ax = draw_duplicates(summary["per_minute"], late, tmp_path / "chart.png")
     labels = [t.get_text() for t in ax.get_xticklabels()]
@@ -136,7 +136,7 @@ def test_the_chart_labels_minutes_on_minute_boundaries_with_each_bar_from_its_mi
 def test_the_map_merges_cells_too_small_to_see_and_colours_on_a_log_scale(run_dir: Path, tmp_path: Path):
     from ais_pipeline.tools.report import cell_boxes, colour_scale, draw_density, picture_precision
 
-    windows = final_aggregates(read_jsonl(run_dir / "aggregates"), "tumbling")
+    windows = final_aggregates(read_records(run_dir / "aggregates"), "tumbling")
     aggs = windows["2022-11-10T02:14:00.000Z"]
     # A world-wide window: 1 km cells are under a pixel; precision 3 (about 1.4 degrees) is not.
     assert picture_precision(aggs) == 3
@@ -187,7 +187,7 @@ def test_a_store_of_runs_with_other_windows_is_drawn_from_one_configuration():
 def test_the_map_marks_the_bad_fixes_that_fall_inside_it(run_dir: Path, tmp_path: Path):
     from ais_pipeline.tools.report import cell_boxes, draw_density
 
-    tumbling = [a for aggs in final_aggregates(read_jsonl(run_dir / "aggregates"), "tumbling").values() for a in aggs]
+    tumbling = [a for aggs in final_aggregates(read_records(run_dir / "aggregates"), "tumbling").values() for a in aggs]
     boxes = cell_boxes([a for a in tumbling if a["vessel_hours"]], 4)
     inside, outside = (boxes[0].lat_min, boxes[0].lon_min), (89.9, 179.9)
     bar = draw_density(boxes, "hours", "hours", tmp_path / "map.png", [inside, inside, outside])

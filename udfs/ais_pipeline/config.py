@@ -22,6 +22,8 @@ from ais_pipeline.resources import FLINK_CONF, SAMPLE_INPUT
 from ais_pipeline.rules.feeds import is_feed_url, parse_feed_url
 from ais_pipeline.rules.lane import INPUT_FORMATS
 
+OUTPUT_FORMATS = ("jsonl", "geoparquet")
+
 if TYPE_CHECKING:
     from ais_pipeline.rules.gaps import GapRules
 
@@ -59,6 +61,14 @@ _KNOBS: dict[str, _Knob] = {
         "auto",
         "auto (each line's format by its look), nmea, json (every JSON dialect by its keys), aiscatcher, gpsd,"
         " aisstream, gpsdio, noaa (MarineCadastre CSV) or dma (aisdk CSV)",
+    ),
+    "output_format": _Knob(
+        "--output-format",
+        "OUTPUT_FORMAT",
+        str,
+        "jsonl",
+        "with --output: jsonl (JSON Lines), geoparquet (GeoParquet 1.1 files that DuckDB, GeoPandas and QGIS"
+        " open), or jsonl,geoparquet (both, side by side)",
     ),
     "window_s": _Knob("--window", "WINDOW_SECONDS", int, 60, "tumbling window, seconds"),
     "slide_size_s": _Knob("--slide-size", "SLIDE_SIZE_SECONDS", int, 900, "sliding window size, seconds"),
@@ -344,6 +354,7 @@ class PipelineConfig:
     input_feed: str = ""
     output_dir: Path | None = None
     input_format: str = _default("input_format")
+    output_format: str = _default("output_format")
     window_s: int = _default("window_s")
     slide_size_s: int = _default("slide_size_s")
     slide_s: int = _default("slide_s")
@@ -509,6 +520,7 @@ class PipelineConfig:
 
         if self.input_format not in INPUT_FORMATS:
             raise bad("input_format", f"must be one of {', '.join(INPUT_FORMATS)}, not {self.input_format!r}")
+        self._validate_output_format(bad)
         for name in (
             "window_s",
             "slide_size_s",
@@ -601,6 +613,21 @@ class PipelineConfig:
             raise ConfigError(
                 f"--input: not a regular file or directory: {self.input_path} (write the lines to a file first)"
             )
+
+    def _validate_output_format(self, bad: Callable[[str, str], ConfigError]) -> None:
+        formats = self.output_format.split(",")
+        if not set(formats) <= set(OUTPUT_FORMATS) or len(set(formats)) != len(formats):
+            raise bad("output_format", f"must be jsonl, geoparquet or jsonl,geoparquet, not {self.output_format!r}")
+        if self.output_formats != ("jsonl",):
+            if self.source == "kafka":
+                raise bad("output_format", "a Kafka run's outputs are topics; --output-format is for files")
+            if self.output_dir is None:
+                raise bad("output_format", "only a run with --output writes files")
+
+    @property
+    def output_formats(self) -> tuple[str, ...]:
+        """The formats of the output files: ``jsonl``, ``geoparquet`` or both."""
+        return tuple(f for f in OUTPUT_FORMATS if f in self.output_format.split(","))
 
     def _validate_kafka(self, bad: Callable[[str, str], ConfigError]) -> None:
         if not self.bootstrap_servers.strip():

@@ -1,5 +1,5 @@
 """The job's files: input lines as Flink's file source reads them, and the output directories of
-a file run as the job writes them (JSON Lines part files), read back and summed up into
+a file run as the job writes them (JSON Lines or GeoParquet part files), read back and summed up into
 summary.json. The plain loop, the report, the tests and the run's summary all read them here."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ais_pipeline.archives import COMPRESSED, parquet_file, read_file_lines
+from ais_pipeline.geoparquet_outputs import PART_SUFFIX, count_rows, read_part
 from ais_pipeline.rules.dedup import LATE_VESSEL_MS
 from ais_pipeline.rules.outputs import (
     RECEIVER_TALLY,
@@ -62,27 +63,40 @@ def write_outputs(result: PlainResult, output_dir: Path) -> None:
         (target / "part-0.jsonl").write_text("".join(r + "\n" for r in records))
 
 
-def output_lines(directory: Path) -> Iterator[str]:
-    """The records of one output directory as their JSON lines, part file by part file in name
-    order (hidden in-progress files skipped)."""
+def output_parts(directory: Path) -> list[Path]:
+    """The part files of one output directory, in name order, hidden in-progress files skipped:
+    its JSON Lines files, and its GeoParquet files unless the run wrote JSON Lines too (then both
+    hold the same records, and the JSON Lines are read)."""
     if not directory.is_dir():
+        return []
+    parts = sorted(p for p in directory.rglob("*") if p.is_file() and not p.name.startswith("."))
+    if any(p.name.startswith("part-") and p.suffix != PART_SUFFIX for p in parts):
+        return [p for p in parts if p.suffix != PART_SUFFIX]
+    return parts
+
+
+def _part_records(path: Path) -> Iterator[dict[str, object]]:
+    if path.suffix == PART_SUFFIX:
+        yield from read_part(path, path.parent.name)
         return
-    for path in sorted(directory.rglob("*")):
-        if path.is_file() and not path.name.startswith("."):
+    with path.open(encoding="utf-8") as fh:
+        yield from (json.loads(line) for line in fh if line.strip())
+
+
+def output_lines(directory: Path) -> Iterator[str]:
+    """The records of one output directory as JSON lines, part file by part file in name order
+    (:func:`output_parts`; a GeoParquet row as its record's JSON)."""
+    for path in output_parts(directory):
+        if path.suffix == PART_SUFFIX:
+            yield from (json.dumps(r) for r in read_part(path, directory.name))
+        else:
             with path.open(encoding="utf-8") as fh:
                 yield from (line.rstrip("\n") for line in fh if line.strip())
 
 
-def read_jsonl(directory: Path) -> list[dict[str, object]]:
-    """Every record of one output directory (Flink's part files, hidden in-progress files skipped)."""
-    records: list[dict[str, object]] = []
-    if not directory.is_dir():
-        return records
-    for path in sorted(directory.rglob("*")):
-        if path.is_file() and not path.name.startswith("."):
-            with path.open(encoding="utf-8") as fh:
-                records.extend(json.loads(line) for line in fh if line.strip())
-    return records
+def read_records(directory: Path) -> list[dict[str, object]]:
+    """Every record of one output directory (:func:`output_parts`), JSON Lines or GeoParquet."""
+    return [record for path in output_parts(directory) for record in _part_records(path)]
 
 
 def read_tallies(directory: Path) -> Counter[str]:
@@ -110,15 +124,15 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     totals = tally_totals(tallies)
     summary: dict[str, object] = {name: totals.get(name, 0) for name in SUMMARY_COUNTS}
     summary["lines"] = lines
-    summary["positions_kept"] = count_lines(output_dir / "positions")
-    summary["bad_fixes"] = count_lines(output_dir / "bad_fixes")
+    summary["positions_kept"] = count_records(output_dir / "positions")
+    summary["bad_fixes"] = count_records(output_dir / "bad_fixes")
     # The static records of the static reports read; those made beside archive rows are apart.
-    summary["static_kept"] = count_lines(output_dir / "static") - int(summary["static_from_rows"])  # type: ignore[call-overload]
-    dead = read_jsonl(output_dir / "dead_letter")
+    summary["static_kept"] = count_records(output_dir / "static") - int(summary["static_from_rows"])  # type: ignore[call-overload]
+    dead = read_records(output_dir / "dead_letter")
     summary["dead_letter"] = dict(sorted(Counter(str(d["reason"]) for d in dead).items()))
     # A dead letter of the input counts its lines; one of a store (an aggregate DynamoDB refused) none.
     summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead if d["reason"] not in STORE_REASONS)
-    late = Counter(str(r["window"]) for r in read_jsonl(output_dir / "late"))
+    late = Counter(str(r["window"]) for r in read_records(output_dir / "late"))
     summary["late_records"] = {"tumbling": late.get("tumbling", 0), "sliding": late.get("sliding", 0)}
     # Vessel time too late for its tumbling window: dropped, and counted here.
     summary["late_hours"] = hours(int(totals.get(LATE_VESSEL_MS, 0)))
@@ -141,21 +155,22 @@ def per_minute(tallies: Counter[str], output_dir: Path) -> dict[str, dict[str, i
         figure, sep, minute = name.partition("@")
         if sep and not name.startswith(RECEIVER_TALLY):
             minutes.setdefault(int(minute), Counter())[figure] += n
-    for record in read_jsonl(output_dir / "positions"):
+    for record in read_records(output_dir / "positions"):
         ts = parse_iso_ms(str(record["timestamp"]))
         minutes.setdefault(ts - ts % 60_000, Counter())["positions_kept"] += 1
     figures = ("positions_kept", "duplicates_exact", "duplicates_near", "late")
     return {iso_ms(m): {f: minutes[m].get(f, 0) for f in figures} for m in sorted(minutes)}
 
 
-def count_lines(directory: Path) -> int:
-    """Records in one output directory (Flink's part files; hidden in-progress files skipped)."""
+def count_records(directory: Path) -> int:
+    """Records in one output directory (:func:`output_parts`; GeoParquet rows from the footers)."""
     total = 0
-    if directory.is_dir():
-        for path in directory.rglob("*"):
-            if path.is_file() and not path.name.startswith("."):
-                with path.open("rb") as fh:
-                    total += sum(1 for line in fh if line.strip())
+    for path in output_parts(directory):
+        if path.suffix == PART_SUFFIX:
+            total += count_rows(path)
+        else:
+            with path.open("rb") as fh:
+                total += sum(1 for line in fh if line.strip())
     return total
 
 

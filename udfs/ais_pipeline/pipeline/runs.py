@@ -165,7 +165,7 @@ def sample_of(output_dir: Path) -> list[str]:
     """The first records of each output (a run without --output), and how to get them all."""
     sample: list[str] = []
     for name in OUTPUTS:
-        total = files.count_lines(output_dir / name)
+        total = files.count_records(output_dir / name)
         sample.extend(f"{name}> {line}" for line in islice(files.output_lines(output_dir / name), SAMPLE_RECORDS))
         if total > SAMPLE_RECORDS:
             sample.append(f"{name}> ... {total - SAMPLE_RECORDS:,} more")

@@ -1,20 +1,22 @@
-"""Where a run's outputs go: JSON Lines part files under a directory (and the tallies behind its
-summary), one Kafka topic per output, with ``--postgres`` one PostgreSQL table per output, and
+"""Where a run's outputs go: JSON Lines or GeoParquet part files under a directory (and the
+tallies behind its summary), one Kafka topic per output, with ``--postgres`` one PostgreSQL table per output, and
 with ``--dynamodb-table`` the aggregates into a DynamoDB table too."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pyflink.common.serialization import Encoder
 from pyflink.datastream import DataStream, StreamExecutionEnvironment
 from pyflink.datastream.connectors.file_system import BucketAssigner, FileSink, OutputFileConfig, RollingPolicy
 
+from ais_pipeline import geoparquet_outputs
 from ais_pipeline.config import OUTPUT_KEYS, PipelineConfig
 from ais_pipeline.jvm.aws import DynamoDbAggregates
 from ais_pipeline.jvm.jdbc import PostgresTableSink
 from ais_pipeline.jvm.kafka import KeyedJsonRecords
+from ais_pipeline.jvm.parquet import GeoParquetParts
 from ais_pipeline.pipeline import kafka
 from ais_pipeline.pipeline.topology import Streams
 from ais_pipeline.postgres import TABLES
@@ -55,11 +57,39 @@ def dynamodb_sink(streams: Streams, config: PipelineConfig, dead_letters: Path |
     ).apply(streams.aggregates)
 
 
-def file_sinks(streams: Streams, output_dir: Path, tally_dir: Path | None, print_too: bool) -> None:
-    """Every output as JSON Lines under ``output_dir`` (the summary counts them there), the
-    tallies under ``tally_dir`` (when given), and, with ``print_too``, every output printed as well."""
+# A GeoParquet part rolls at every checkpoint, and at this size or age when checkpoints are apart.
+PARQUET_PART_BYTES = 128 << 20
+PARQUET_PART_MS = 15 * 60_000
+
+
+def geoparquet_sink(stream: DataStream, name: str, directory: Path) -> None:
+    """One output as GeoParquet part files straight into ``directory``
+    (:mod:`ais_pipeline.geoparquet_outputs` says their columns and geometry)."""
+    cols = geoparquet_outputs.columns(name)
+    GeoParquetParts(
+        name=f"write GeoParquet {name}",
+        uid=f"geoparquet-{name}",
+        directory=str(directory.resolve()),
+        names=[c.name for c in cols],
+        types=[c.type for c in cols],
+        fields=[c.field for c in cols],
+        geometry=geoparquet_outputs.GEOMETRY[name],
+        max_bytes=PARQUET_PART_BYTES,
+        max_ms=PARQUET_PART_MS,
+    ).apply(stream)
+
+
+def file_sinks(
+    streams: Streams, output_dir: Path, tally_dir: Path | None, print_too: bool, formats: Sequence[str] = ("jsonl",)
+) -> None:
+    """Every output under ``output_dir`` (the summary counts them there) in each of ``formats``
+    (JSON Lines, GeoParquet), the tallies under ``tally_dir`` (when given), and, with
+    ``print_too``, every output printed as well."""
     for name, stream in streams.named().items():
-        stream.sink_to(jsonl_sink(output_dir / name)).name(f"write {name}").uid(f"sink-{name}")
+        if "jsonl" in formats:
+            stream.sink_to(jsonl_sink(output_dir / name)).name(f"write {name}").uid(f"sink-{name}")
+        if "geoparquet" in formats:
+            geoparquet_sink(stream, name, output_dir / name)
         if print_too:
             stream.print(name).name(f"print {name}").uid(f"print-{name}")
     if tally_dir is not None:

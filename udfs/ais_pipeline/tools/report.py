@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ais_pipeline.errors import ConfigError, guarded
-from ais_pipeline.files import read_jsonl
+from ais_pipeline.files import read_records
 from ais_pipeline.rules import outputs
 
 DENSITY_SIZE = (10, 6)  # inches at 100 dpi: 1000 x 600 pixels
@@ -425,9 +425,9 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
     if not summary_file.exists():
         raise ConfigError(f"report: {run_dir} holds no summary.json (the --output DIR of a file run)")
     summary = json.loads(summary_file.read_text())
-    aggregates, late = read_jsonl(run_dir / "aggregates"), read_jsonl(run_dir / "late")
-    bad = read_jsonl(run_dir / "bad_fixes")
-    gaps = read_jsonl(run_dir / "gaps")
+    aggregates, late = read_records(run_dir / "aggregates"), read_records(run_dir / "late")
+    bad = read_records(run_dir / "bad_fixes")
+    gaps = read_records(run_dir / "gaps")
     where = str(run_dir / "aggregates")
     return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad, gaps)
 

@@ -58,6 +58,13 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
             + "{\"name\":\"Geodetic longitude\",\"abbreviation\":\"Lon\",\"direction\":\"east\",\"unit\":\"degree\"}]},"
             + "\"id\":{\"authority\":\"EPSG\",\"code\":4326}}";
 
+    /**
+     * The column type of an aggregate's figures by ship type: a map from the type's name to its
+     * {@code vessels}, {@code reports} and {@code vessel_hours}, as the record's {@code by_type}
+     * object holds them.
+     */
+    public static final String BY_TYPE = "by_type";
+
     /** A row group's size: what an open part holds in memory, and the step in which its size grows. */
     static final long ROW_GROUP_BYTES = 8L << 20;
 
@@ -104,6 +111,15 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
                 return Types.optional(PrimitiveTypeName.DOUBLE).named(name);
             case "boolean":
                 return Types.optional(PrimitiveTypeName.BOOLEAN).named(name);
+            case BY_TYPE:
+                return Types.optionalMap()
+                        .key(Types.required(PrimitiveTypeName.BINARY).as(LogicalTypeAnnotation.stringType()).named("key"))
+                        .value(Types.optionalGroup()
+                                .addField(Types.optional(PrimitiveTypeName.INT32).named("vessels"))
+                                .addField(Types.optional(PrimitiveTypeName.INT32).named("reports"))
+                                .addField(Types.optional(PrimitiveTypeName.DOUBLE).named("vessel_hours"))
+                                .named("value"))
+                        .named(name);
             case "timestamp with time zone":
                 return Types.optional(PrimitiveTypeName.INT64)
                         .as(LogicalTypeAnnotation.timestampType(true, LogicalTypeAnnotation.TimeUnit.MILLIS))
@@ -215,6 +231,9 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
 
         private void add(String type, JsonNode value) {
             switch (type) {
+                case BY_TYPE:
+                    byType(value);
+                    break;
                 case "jsonb": // an object's JSON text
                 case "uuid":
                 case "text":
@@ -246,6 +265,54 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
                 default: // timestamp with time zone: the records' ISO 8601 text
                     out.addLong(Instant.parse(value.asText()).toEpochMilli());
             }
+        }
+
+        private static final List<String> FIGURES = List.of("vessels", "reports", "vessel_hours");
+
+        private static List<String> iterable(Iterator<String> names) {
+            List<String> all = new ArrayList<>();
+            names.forEachRemaining(all::add);
+            return all;
+        }
+
+        /** A map of the record's object: each field a key, its value the group of the type's figures. */
+        private void byType(JsonNode value) {
+            if (!value.isObject()) {
+                throw new IllegalArgumentException(BY_TYPE + " from " + value);
+            }
+            out.startGroup();
+            if (value.size() > 0) {
+                out.startField("key_value", 0);
+                for (Iterator<Map.Entry<String, JsonNode>> it = value.fields(); it.hasNext(); ) {
+                    Map.Entry<String, JsonNode> entry = it.next();
+                    out.startGroup();
+                    out.startField("key", 0);
+                    out.addBinary(Binary.fromString(entry.getKey()));
+                    out.endField("key", 0);
+                    JsonNode figures = entry.getValue();
+                    if (figures != null && !figures.isNull()) {
+                        if (!figures.isObject() || !FIGURES.containsAll(iterable(figures.fieldNames()))) {
+                            throw new IllegalArgumentException(BY_TYPE + " from " + value); // no figure is left out
+                        }
+                        out.startField("value", 1);
+                        out.startGroup();
+                        for (int i = 0; i < FIGURES.size(); i++) {
+                            JsonNode figure = figures.get(FIGURES.get(i));
+                            if (figure == null || figure.isNull()) {
+                                continue;
+                            }
+                            out.startField(FIGURES.get(i), i);
+                            add(i < 2 ? "integer" : "double precision", figure);
+                            out.endField(FIGURES.get(i), i);
+                        }
+                        out.endGroup();
+                        out.endField("value", 1);
+                    }
+                    out.endGroup();
+                }
+                out.endField("key_value", 0);
+            }
+            out.endGroup();
         }
 
         /** An integer field's value; a record that holds anything else is not written as a wrong number. */

@@ -20,8 +20,11 @@ import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.column.ColumnReader;
 import org.apache.parquet.column.impl.ColumnReadStoreImpl;
 import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.example.data.Group;
 import org.apache.parquet.example.data.simple.convert.GroupRecordConverter;
 import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.io.ColumnIOFactory;
+import org.apache.parquet.io.RecordReader;
 import org.apache.parquet.schema.MessageType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -83,6 +86,43 @@ class GeoParquetRecordsTest {
             assertArrayEquals(point(-74.25, 40.5), geometry.getBinary().getBytes());
             geometry.consume();
             assertEquals(0, geometry.getCurrentDefinitionLevel()); // no latitude: no geometry
+        }
+    }
+
+    @Test
+    void anAggregatesFiguresByShipTypeAreAMapOfGroups() throws IOException {
+        String[] names = {"cell", "by_type"};
+        String[] types = {"text", GeoParquetRecords.BY_TYPE};
+        Path path = new Path(new File(dir, "by-type.parquet").toURI());
+        try (FSDataOutputStream out = FileSystem.getLocalFileSystem().create(path, FileSystem.WriteMode.OVERWRITE)) {
+            BulkWriter<String> writer = new GeoParquetRecords(names, types, new String[] {"cell", "by_type"}, "CELL").create(out);
+            writer.addElement("{\"cell\":\"dr5ru7\",\"by_type\":{\"cargo\":{\"vessels\":2,\"reports\":5,\"vessel_hours\":0.25},"
+                    + "\"unknown\":{\"vessels\":1,\"reports\":1,\"vessel_hours\":0.0}}}");
+            writer.addElement("{\"cell\":\"dr5ru7\",\"by_type\":{}}");
+            writer.finish();
+        }
+        long length = FileSystem.getLocalFileSystem().getFileStatus(path).getLen();
+        try (ParquetFileReader reader = ParquetFileReader.open(
+                new NoaaParquet.FlinkInputFile(path, length), PlainReadOptions.of(new ParquetCodecs()))) {
+            MessageType schema = reader.getFooter().getFileMetaData().getSchema();
+            RecordReader<Group> rows = new ColumnIOFactory().getColumnIO(schema)
+                    .getRecordReader(reader.readNextRowGroup(), new GroupRecordConverter(schema));
+            Group first = rows.read().getGroup("by_type", 0);
+            assertEquals(2, first.getFieldRepetitionCount("key_value"));
+            Group cargo = first.getGroup("key_value", 0);
+            assertEquals("cargo", cargo.getString("key", 0));
+            Group figures = cargo.getGroup("value", 0);
+            assertEquals(List.of(2, 5, 0.25), List.of(figures.getInteger("vessels", 0), figures.getInteger("reports", 0),
+                    figures.getDouble("vessel_hours", 0)));
+            assertEquals("unknown", first.getGroup("key_value", 1).getString("key", 0));
+            assertEquals(0, rows.read().getGroup("by_type", 0).getFieldRepetitionCount("key_value")); // empty, not null
+        }
+        GeoParquetRecords factory = new GeoParquetRecords(names, types, new String[] {"cell", "by_type"}, "CELL");
+        Path bad = new Path(new File(dir, "bad.parquet").toURI());
+        try (FSDataOutputStream out = FileSystem.getLocalFileSystem().create(bad, FileSystem.WriteMode.OVERWRITE)) {
+            BulkWriter<String> writer = factory.create(out);
+            assertThrows(IllegalArgumentException.class, () -> writer.addElement(
+                    "{\"cell\":\"dr5ru7\",\"by_type\":{\"cargo\":{\"vessels\":2,\"knots\":5}}}")); // a figure it would lose
         }
     }
 

@@ -197,6 +197,7 @@ def test_taskmanager_killed_mid_kinesis_stream_leaves_the_dynamodb_table_as_an_u
     cmd += ["--kinesis-endpoint", moto.endpoint, "--dynamodb-endpoint", moto.endpoint, "--starting-position"]
     cmd += ["trim-horizon", "--bounded", "--checkpoint-interval", "1", "--multipart-timeout", "600", *KINESIS_WINDOWS]
     cmd += ["--dynamodb-table", "faults_kill", "--dynamodb-create", "--output", str(out)]
+    cmd += ["--output-format", "geoparquet"]  # bulk part files, committed with the checkpoints as JSON Lines are
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     job = proc.stdout.strip().splitlines()[-1].removeprefix("submitted job ")
@@ -209,8 +210,9 @@ def test_taskmanager_killed_mid_kinesis_stream_leaves_the_dynamodb_table_as_an_u
     recovery_times["Kinesis to DynamoDB: taskmanager killed (kill -9), new TaskManager started"] = first_commit_after(
         cluster, [job], failed_at
     )
-    # Nothing missing, nothing counted twice: the outputs are the uninterrupted run's, and the
-    # table holds exactly its final aggregates.
+    # Nothing missing, nothing counted twice: the outputs (GeoParquet rows) are the uninterrupted
+    # run's, and the table holds exactly its final aggregates.
+    assert not list(out.glob("*/part-*.jsonl")) and list(out.glob("positions/part-*.parquet"))
     assert_same_outputs(out, kinesis_oracle)
     items = table_items(moto.endpoint, "faults_kill")
     assert {k: item_figures(v) for k, v in items.items()} == expected_items(read_records(kinesis_oracle / "aggregates"))

@@ -61,6 +61,23 @@ def test_environment_fills_in_and_a_flag_wins():
             "--lanes: only a file run uses it; this one reads Kafka (--source kafka)",
         ),
         (
+            ["--output", "out", "--output-format", "parquet"],
+            "--output-format (OUTPUT_FORMAT): must be jsonl, geoparquet or jsonl,geoparquet, not 'parquet'",
+        ),
+        (
+            ["--output", "out", "--output-format", "geoparquet,geoparquet"],
+            "--output-format (OUTPUT_FORMAT): must be jsonl, geoparquet or jsonl,geoparquet, not"
+            " 'geoparquet,geoparquet'",
+        ),
+        (
+            ["--output-format", "geoparquet"],
+            "--output-format (OUTPUT_FORMAT): only a run with --output writes files",
+        ),
+        (
+            ["--source", "kafka", "--output", "out", "--output-format", "geoparquet"],
+            "--output-format (OUTPUT_FORMAT): a Kafka run's outputs are topics; --output-format is for files",
+        ),
+        (
             ["--bind-address", "everywhere"],
             "--bind-address (BIND_ADDRESS): must be an IP address (127.0.0.1, 0.0.0.0, ...), not 'everywhere'",
         ),
@@ -85,6 +102,20 @@ def test_input_that_is_a_pipe_gets_a_one_line_error(tmp_path: Path, capsys):
     assert cli(["run", "--input", str(fifo)]) == 2
     message = f"--input: not a regular file or directory: {fifo} (write the lines to a file first)"
     assert capsys.readouterr().err.strip().splitlines() == [f"ais-pipeline: error: {message}"]
+
+
+def test_the_output_formats_are_json_lines_by_default_and_geoparquet_or_both_on_request():
+    assert parse_config([], environ={}).output_formats == ("jsonl",)
+    formats = {
+        given: parse_config(["--output", "out", "--output-format", given], environ={}).output_formats
+        for given in ("geoparquet", "geoparquet,jsonl", "jsonl,geoparquet")
+    }
+    assert formats == {
+        "geoparquet": ("geoparquet",),
+        "geoparquet,jsonl": ("jsonl", "geoparquet"),
+        "jsonl,geoparquet": ("jsonl", "geoparquet"),
+    }
+    assert parse_config(["--output", "out"], environ={"OUTPUT_FORMAT": "geoparquet"}).output_formats == ("geoparquet",)
 
 
 def test_input_may_be_a_directory(tmp_path: Path):

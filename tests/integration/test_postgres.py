@@ -196,6 +196,19 @@ def load(
     assert done.stdout.strip() == f"loaded {directory} into {server.url(database)}"
 
 
+def test_a_geoparquet_run_loads_into_postgres_as_its_records_are(postgres_server: PostgresServer, tmp_path: Path):
+    out = tmp_path / "geoparquet"
+    run = cli("run", "--output", str(out), "--output-format", "geoparquet", "--no-wait", "--web-ui-port", "0")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert not list(out.glob("*/*.jsonl"))
+    target = postgres_server.create_database("geoparquet_load")
+    env = dict(os.environ, PGPASSWORD=postgres_server.password)
+    done = cli("load", str(out), "--postgres", postgres_server.url("geoparquet_load"), env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert in_tables(target) == as_stored(out)
+    assert [len(rows) for rows in every_row(target).values()] == [7294, 926, 99671, 230, 1, 0, 0]
+
+
 def test_a_later_firing_replaces_an_aggregate_row_and_an_older_revision_never_does(
     postgres_server: PostgresServer, tmp_path: Path
 ):

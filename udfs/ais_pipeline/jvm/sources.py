@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +11,7 @@ from pyflink.datastream import DataStream, StreamExecutionEnvironment
 from pyflink.datastream.connectors import Source
 from pyflink.datastream.connectors.file_system import FileSource
 
-from ais_pipeline.jvm.gateway import jvm
+from ais_pipeline.jvm.gateway import jvm, string_array
 from ais_pipeline.resources import helpers_jar
 from ais_pipeline.rules.feeds import FeedUrl
 
@@ -49,7 +49,8 @@ class LanePacing:
 @dataclass(frozen=True)
 class OrderedFiles:
     """``ais.flink.OrderedFiles``: the lines of a file, or of every file under a directory in name
-    order; with ``monitor_ms`` the directory is watched for new files. Read by ``parallelism``
+    order (or of the ``files`` given, in name order, when there are any); with ``monitor_ms`` the
+    directory is watched for new files. Read by ``parallelism``
     readers: one, or, with ``pacing``, several, each a lane that reads one file at a time (the
     next in name order when it is done) under watermark alignment."""
 
@@ -59,10 +60,14 @@ class OrderedFiles:
     monitor_ms: int = 0
     parallelism: int = 1
     pacing: LanePacing | None = None
+    files: Sequence[str] = ()
 
     def read(self, env: StreamExecutionEnvironment) -> DataStream:
         env.add_jars(helpers_jar().as_uri())
-        source = FileSource(jvm().ais.flink.OrderedFiles.source(self.path, self.monitor_ms))
+        if self.files:
+            source = FileSource(jvm().ais.flink.OrderedFiles.files(string_array(list(self.files))))
+        else:
+            source = FileSource(jvm().ais.flink.OrderedFiles.source(self.path, self.monitor_ms))
         strategy = WatermarkStrategy.no_watermarks() if self.pacing is None else self.pacing.build()
         return env.from_source(source, strategy, self.name).uid(self.uid).set_parallelism(self.parallelism)
 

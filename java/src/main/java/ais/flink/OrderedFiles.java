@@ -36,6 +36,15 @@ public final class OrderedFiles {
         return builder.build();
     }
 
+    /** The lines of the files {@code paths}, read one after another in name order, by one subtask. */
+    public static FileSource<String> files(String[] paths) {
+        Path[] all = new Path[paths.length];
+        for (int i = 0; i < paths.length; i++) {
+            all[i] = new Path(paths[i]);
+        }
+        return FileSource.forBulkFileFormat(new ArchiveLines(), all).setSplitAssigner(InNameOrder::new).build();
+    }
+
     /**
      * The watermarks of parallel file lanes ({@code --lanes per-file}): each reader (a lane, one
      * file at a time, the next in name order when it is done) paced by the event time it has read

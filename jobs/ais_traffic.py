@@ -1,6 +1,6 @@
 """The AIS traffic job: raw AIS lines in (a file, a directory of files, a live feed, a Kafka topic, or
 a Kinesis data stream); deduplicated positions, static reports, per-cell tumbling and sliding
-aggregates, late reports and dead letters out (JSON Lines files, or Kafka topics; PostgreSQL
+aggregates, late reports and dead letters out (JSON Lines or GeoParquet files, or Kafka topics; PostgreSQL
 tables too with ``--postgres``, the aggregates into a DynamoDB table with ``--dynamodb-table``).
 
     ais-pipeline run [flags]                                   in a local mini-cluster, web UI on :8081
@@ -52,7 +52,7 @@ def file_job(config: PipelineConfig) -> Outcome:
 
 
 def kinesis_job(config: PipelineConfig) -> Outcome | str:
-    """The job from a Kinesis data stream to JSON Lines files (``--output``), and with
+    """The job from a Kinesis data stream to files (``--output``, JSON Lines or GeoParquet), and with
     ``--dynamodb-table`` the aggregates into DynamoDB (and with ``--postgres`` every output into
     PostgreSQL). Under ``flink run`` it is submitted (its job id); locally it runs until stopped
     (or, with --bounded, to where the shards were at its start) and sums itself up as a file run

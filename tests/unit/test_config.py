@@ -116,6 +116,10 @@ def test_the_output_formats_are_json_lines_by_default_and_geoparquet_or_both_on_
         "jsonl,geoparquet": ("jsonl", "geoparquet"),
     }
     assert parse_config(["--output", "out"], environ={"OUTPUT_FORMAT": "geoparquet"}).output_formats == ("geoparquet",)
+    # The variable may be set for every run: a run that writes no files (a Kafka run's outputs are
+    # topics; no --output prints a sample) goes on without it. The flag there is an error.
+    for argv in ([], ["--source", "kafka", "--output", "out"]):
+        assert parse_config(argv, environ={"OUTPUT_FORMAT": "geoparquet"}).output_formats == ("jsonl",)
 
 
 def test_input_may_be_a_directory(tmp_path: Path):

@@ -217,3 +217,26 @@ def test_a_gfw_record_with_a_text_speed_or_a_numeric_imo_is_read():
     static = parse_json('{"ssvid":416000000,"timestamp":"2021-01-01T00:00:00Z","type":"AIS.5","imo":9123456,'
                         '"shipname":"X","lat":NaN,"lon":NaN}')  # fmt: skip
     assert isinstance(static, Report) and json.loads(static.static) == {"imo": 9123456, "shipname": "X"}
+
+
+def test_a_static_number_no_reader_can_take_is_null_and_the_record_valid_json(tmp_path: Path):
+    # aisstream.io's own line (tests/golden/dialects.json) with an IMO of 1e400 (read as infinity)
+    # and a width beyond 64 bits: the static record says null for them, and is JSON that every
+    # reader of the outputs (Java's Jackson among them) takes.
+    line = (
+        '{"Message":{"ShipStaticData":{"AisVersion":1,"CallSign":"PD2026","Destination":"MAASVLAKTE ",'
+        '"Dimension":{"A":12,"B":10,"C":2,"D":' + "9" * 1500 + '},"Dte":false,"Eta":{"Day":0,"Hour":24,'
+        '"Minute":60,"Month":0},"FixType":15,"ImoNumber":1e400,"MaximumStaticDraught":0,"MessageID":5,'
+        '"Name":"RVE 56 ","RepeatIndicator":0,"Spare":false,"Type":99,"UserID":244660640,"Valid":true}},'
+        '"MessageType":"ShipStaticData","MetaData":{"MMSI":244660640,"MMSI_String":244660640,'
+        '"ShipName":"RVE 56 ","latitude":51.89933333333333,"longitude":4.4305666666666665,'
+        '"time_utc":"2023-10-15 09:51:08.150552564 +0000 UTC"}}'
+    )
+    result = run_plain(PipelineConfig(), [line])
+    (record,) = result.static
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    static = json.loads(record, parse_constant=refuse)
+    assert (static["imo"], static["to_starboard"], static["to_bow"], static["shipname"]) == (None, None, 12, "RVE 56")

@@ -796,7 +796,10 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         values["output_dir"] = Path(args.output_dir)
     elif env.get("OUTPUT_DIR"):
         values["output_dir"] = Path(env["OUTPUT_DIR"])
-    _refuse_flags_the_source_cannot_use(args, str(values.get("source", _default("source"))))
+    source = str(values.get("source", _default("source")))
+    if getattr(args, "output_format", None) is None and (not values.get("output_dir") or source == "kafka"):
+        values.pop("output_format", None)  # OUTPUT_FORMAT is for the runs that write files; the flag is refused
+    _refuse_flags_the_source_cannot_use(args, source)
     if not values.get("input_feed"):
         for name in _FEED_ONLY:
             if getattr(args, name, None):

@@ -70,11 +70,13 @@ def count_rows(path: Path) -> int:
 
 def read_part(path: Path, output: str) -> Iterator[dict[str, Any]]:
     """The records of one part file of ``output``, as the JSON records the job emitted: each
-    column's value under its field (a field the record had as null, or not at all, is None)."""
+    column's value under its field, a null as the record's null (or, for the fields a record
+    leaves out when it has no value, as no field)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     cols = columns(output)
+    absent = TABLES[output].absent_when_null
     with pq.ParquetFile(path) as part:
         for batch in part.iter_batches(columns=[c.name for c in cols]):
             values: list[list[Any]] = []
@@ -84,10 +86,10 @@ def read_part(path: Path, output: str) -> Iterator[dict[str, Any]]:
                     array = array.cast(pa.int64())
                 values.append(array.to_pylist())
             for row in zip(*values, strict=True):
-                yield _record(cols, row)
+                yield _record(cols, row, absent)
 
 
-def _record(cols: tuple[ParquetColumn, ...], row: tuple[Any, ...]) -> dict[str, Any]:
+def _record(cols: tuple[ParquetColumn, ...], row: tuple[Any, ...], absent: tuple[str, ...]) -> dict[str, Any]:
     record: dict[str, Any] = {}
     rest: dict[str, Any] = {}
     for c, value in zip(cols, row, strict=True):
@@ -100,7 +102,7 @@ def _record(cols: tuple[ParquetColumn, ...], row: tuple[Any, ...]) -> dict[str, 
                 value = json.loads(value)
         if c.field == "*":
             rest = value or {}
-        else:
+        elif value is not None or c.field not in absent:
             record[c.field] = value
     record.update(rest)
     return record

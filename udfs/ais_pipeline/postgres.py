@@ -108,6 +108,8 @@ class Table:
     # A row replaced by a newer record of the same key when the stored one is (SQL on ``t``):
     # an open gap by its closed record.
     replaced_when: str = ""
+    # Fields the record leaves out, rather than writes as null, when it has no value.
+    absent_when_null: tuple[str, ...] = ()
 
     @property
     def fields(self) -> list[str]:
@@ -247,6 +249,7 @@ TABLES: dict[str, Table] = {
                 Column("raw", "text", "raw"),
             ),
             ("id",),
+            absent_when_null=("receiver", "detail"),  # rules.outputs.dead_letter_json
         ),
     )
 }
@@ -499,8 +502,8 @@ def _record(table: Table, row: Mapping[str, Any]) -> dict[str, object]:
             value = _iso(value)
         if column.field == "*":
             record.update(value)
-        elif table.output == "dead_letter" and column.name in ("receiver", "detail") and value is None:
-            continue  # a dead letter's JSON leaves these out when it has none
+        elif column.field in table.absent_when_null and value is None:
+            continue  # the record's JSON leaves it out
         else:
             record[column.field] = value
     return record

@@ -4,8 +4,9 @@ connector wrappers.
 
 - :mod:`~ais_pipeline.jvm.operators`: the job's Java operators; every wrapper a dataclass of
   named fields, ``name`` and ``uid`` first, then ``apply(stream)``.
-- :mod:`~ais_pipeline.jvm.sources`, :mod:`~ais_pipeline.jvm.kafka`, :mod:`~ais_pipeline.jvm.jdbc`:
-  sources and sinks of the same shape (``read(env)`` for a source).
+- :mod:`~ais_pipeline.jvm.sources`, :mod:`~ais_pipeline.jvm.kafka`, :mod:`~ais_pipeline.jvm.jdbc`,
+  :mod:`~ais_pipeline.jvm.parquet`, :mod:`~ais_pipeline.jvm.aws`: sources and sinks of the same
+  shape (``read(env)`` for a source).
 - :mod:`~ais_pipeline.jvm.streams`: side outputs and keying in Java.
 - :mod:`~ais_pipeline.jvm.metrics`: Java gauges on a Python operator's metric group.
 - :mod:`~ais_pipeline.jvm.cluster`: a local cluster that outlives its jobs.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -112,10 +113,25 @@ def late_json(pos: Position, cell: str, window: str, record: str) -> str:
     return "{" + _position_text(pos, cell, record) + f',"window":"{window}"}}'
 
 
+def json_value(value: object) -> object:
+    """A decoded field's value as every reader of the outputs takes it: a number that is not
+    finite (``1e400`` in a JSON dialect reads as infinity), or an integer beyond 64 bits, is null;
+    lists and objects the same inside."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if -(2**63) <= value < 2**63 else None
+    if isinstance(value, dict):
+        return {k: json_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_value(v) for v in value]
+    return value
+
+
 def static_json(static: Static, record: str) -> str:
     obj: dict[str, object] = {"id": record, "mmsi": static.mmsi, "msg_type": static.msg_type}
     obj["timestamp"] = iso_ms(static.ts)
-    obj.update(static.fields)
+    obj.update((name, json_value(value)) for name, value in static.fields.items())
     obj["receiver"] = static.receiver or None
     return _dumps(obj)
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ais_pipeline.config import parse_config
-from ais_pipeline.errors import guarded
+from ais_pipeline.errors import ConfigError, guarded
 from ais_pipeline.files import read_lines, summarize, write_outputs
 from ais_pipeline.rules import outputs
 from ais_pipeline.rules.plain import run_plain
@@ -24,6 +24,8 @@ from ais_pipeline.rules.plain import run_plain
 
 def main(argv: Sequence[str]) -> int:
     config = parse_config(argv)
+    if config.output_formats != ("jsonl",):
+        raise ConfigError("--output-format (OUTPUT_FORMAT): the plain loop writes JSON Lines only")
     started = time.monotonic()
     lines = list(read_lines(config.input_path))
     result = run_plain(config, lines)

@@ -16,7 +16,9 @@ import java.util.Set;
 import org.apache.flink.api.common.serialization.BulkWriter;
 import org.apache.flink.core.fs.FSDataOutputStream;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.json.JsonReadFeature;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.json.JsonMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.conf.ParquetConfiguration;
@@ -160,7 +162,8 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
     /** A line's row: its columns' values, then the geometry; the extent and types of the file's geometries. */
     static final class Records extends WriteSupport<String> {
         private final GeoParquetRecords spec;
-        private final ObjectMapper mapper = new ObjectMapper();
+        // JSON as Python's json module writes it: NaN and Infinity among the numbers
+        private final ObjectMapper mapper = JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
         private final Set<String> named = new HashSet<>();
         private final Set<String> kinds = new HashSet<>();
         private RecordConsumer out;
@@ -234,7 +237,9 @@ public final class GeoParquetRecords implements BulkWriter.Factory<String> {
                 case BY_TYPE:
                     byType(value);
                     break;
-                case "jsonb": // an object's JSON text
+                case "jsonb": // the value's JSON text
+                    out.addBinary(Binary.fromString(value.toString()));
+                    break;
                 case "uuid":
                 case "text":
                     out.addBinary(Binary.fromString(value.isTextual() ? value.asText() : value.toString()));

@@ -2,8 +2,10 @@
 
 A case is a window spec and steps: a contribution (a ``VesselPane``, judged against the current
 watermark) or a watermark (every cell timer at or below it fires, oldest first, as Flink fires
-event-time timers). Each step lists the aggregates it emits. The same file is run against the
-Java operator (``java/src/test/java/ais/flink/CellWindowsTest.java``), so the two cannot drift.
+event-time timers). Each step lists the aggregates it emits, and may give ``timers_pending``, the
+number of event-time timers (distinct cell and time) registered and not yet fired after it. The
+same file is run against the Java operator (``java/src/test/java/ais/flink/CellWindowsTest.java``),
+so the two cannot drift.
 
     python -m tests.support.golden_windows --write    # rewrite the expected outputs from the reference
 """
@@ -58,6 +60,8 @@ def run_case(case: dict[str, Any]) -> list[list[dict[str, Any]]]:
                 store = cells[cell]
                 out.extend(json.loads(aggregate_json(a, s["slide_ms"])) for a in windows.on_timer(store, cell, ts))
                 collect(cell, store)
+        if "timers_pending" in step and len(heap) != step["timers_pending"]:
+            raise AssertionError(f"{case['name']}: {len(heap)} timers pending, not {step['timers_pending']}: {heap}")
         emitted.append(out)
     leftover = {c: (st.panes(), st.revisions()) for c, st in cells.items() if st.panes() or st.revisions()}
     if case.get("state_left_at_end") is False and (leftover or heap):

@@ -109,6 +109,18 @@ class WindowSpec:
             ts - ts % self.slide_ms + self.slide_size_ms <= limit,
         )
 
+    def next_end_after(self, pane_start: int, boundary: int) -> int | None:
+        """The first end after ``boundary`` of a window (of either kind) that contains the pane;
+        None when every one of them ends at or before it."""
+        ends = []
+        tumbling = self.tumbling_end(pane_start)
+        if tumbling > boundary:
+            ends.append(tumbling)
+        sliding = max(pane_start - pane_start % self.slide_ms, boundary - boundary % self.slide_ms) + self.slide_ms
+        if sliding <= self.last_sliding_end(pane_start):
+            ends.append(sliding)
+        return min(ends, default=None)
+
     def pane_retired_at(self, pane_start: int) -> int:
         """Watermark from which no window containing the pane can fire any more."""
         last_end = max(self.tumbling_end(pane_start), self.last_sliding_end(pane_start))
@@ -384,12 +396,13 @@ class CellWindows:
                 size = spec.window_ms if kind == TUMBLING else spec.slide_size_ms
                 if spec.closed(start + size, ts):
                     store.remove_revision(kind, start)
-        # Chain the next boundary while the newest pane still belongs to a window not yet fired.
+        # Chain the next end of a window that holds a pane: windows end only on boundaries, and
+        # one without a pane fires nothing, so a cell whose panes lie years apart (a clock off
+        # before the watermark starts) skips the years between them.
         if on_boundary:
-            newest = panes[-1][0]
-            alive_until = max(spec.tumbling_end(newest), spec.last_sliding_end(newest))
-            if boundary + spec.pane_ms <= alive_until:
-                store.register_timer(boundary + spec.pane_ms - 1)
+            ends = [e for p, _ in panes if (e := spec.next_end_after(p, boundary)) is not None]
+            if ends:
+                store.register_timer(min(ends) - 1)
         return out
 
 

@@ -301,11 +301,16 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         if (retired) {
             dropClosed(ts);
         }
-        // Chain the next boundary while the newest pane still belongs to a window not yet fired.
+        // Chain the next end of a window that holds a pane: windows end only on boundaries, and
+        // one without a pane fires nothing, so a cell whose panes lie years apart (a clock off
+        // before the watermark starts) skips the years between them.
         if (onBoundary) {
-            long newest = sorted.get(sorted.size() - 1).getKey();
-            if (boundary + spec.paneMs <= spec.lastEnd(newest)) {
-                ctx.timerService().registerEventTimeTimer(boundary + spec.paneMs - 1);
+            long next = Long.MAX_VALUE;
+            for (Map.Entry<Long, Pane> pane : sorted) {
+                next = Math.min(next, spec.nextEndAfter(pane.getKey(), boundary));
+            }
+            if (next != Long.MAX_VALUE) {
+                ctx.timerService().registerEventTimeTimer(next - 1);
             }
         }
     }

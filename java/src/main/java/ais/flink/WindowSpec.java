@@ -78,6 +78,25 @@ public final class WindowSpec implements Serializable {
         return Math.max(tumblingEnd(paneStart), lastSlidingEnd(paneStart)) - 1 + latenessMs + graceMs;
     }
 
+    /**
+     * The first end after {@code boundary} of a window (of either kind) that contains the pane;
+     * {@link Long#MAX_VALUE} when every one of them ends at or before it.
+     */
+    public long nextEndAfter(long paneStart, long boundary) {
+        long next = Long.MAX_VALUE;
+        long tumbling = tumblingEnd(paneStart);
+        if (tumbling > boundary) {
+            next = tumbling;
+        }
+        long sliding =
+                Math.max(paneStart - Math.floorMod(paneStart, slideMs), boundary - Math.floorMod(boundary, slideMs))
+                        + slideMs;
+        if (sliding <= lastSlidingEnd(paneStart)) {
+            next = Math.min(next, sliding);
+        }
+        return next;
+    }
+
     /** The last window end (of either kind) that contains the pane. */
     public long lastEnd(long paneStart) {
         return Math.max(tumblingEnd(paneStart), lastSlidingEnd(paneStart));

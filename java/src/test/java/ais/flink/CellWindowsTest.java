@@ -121,7 +121,14 @@ class CellWindowsTest {
                 assertEquals(
                         parsed(expected(step)),
                         parsed(step(h, step, slide(golden))),
-                        golden.get("name").asText() + ", step " + i++);
+                        golden.get("name").asText() + ", step " + i);
+                if (step.has("timers_pending")) {
+                    assertEquals(
+                            step.get("timers_pending").asInt(),
+                            h.numEventTimeTimers(),
+                            golden.get("name").asText() + ", timers pending after step " + i);
+                }
+                i++;
             }
             if (golden.has("state_left_at_end") && !golden.get("state_left_at_end").asBoolean()) {
                 assertEquals(0, h.numKeyedStateEntries(), "keyed state left: " + golden.get("name").asText());

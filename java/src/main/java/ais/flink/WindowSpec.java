@@ -88,9 +88,7 @@ public final class WindowSpec implements Serializable {
         if (tumbling > boundary) {
             next = tumbling;
         }
-        long sliding =
-                Math.max(paneStart - Math.floorMod(paneStart, slideMs), boundary - Math.floorMod(boundary, slideMs))
-                        + slideMs;
+        long sliding = Math.max(firstSlidingEnd(paneStart), firstSlidingEnd(boundary));
         if (sliding <= lastSlidingEnd(paneStart)) {
             next = Math.min(next, sliding);
         }

@@ -149,3 +149,23 @@ def test_benchmark_feed_matches_the_plain_pipeline(parallelism: int, tmp_path: P
     assert_same_outputs(out, oracle)
     assert summary["lines"] == summary["accounted_lines"]
     assert summary["duplicates_exact"] > 5000 and summary["dead_letter"]["checksum"] > 0
+
+
+def test_with_sliding_windows_off_only_they_are_gone(sample_oracle: Path, tmp_path: Path):
+    """``--windows tumbling``: the job equals the plain loop with the same choice, and against the
+    default run only the sliding windows and their late records are gone: the tumbling figures,
+    positions, static reports, bad fixes, gaps and dead letters are the same."""
+    job, oracle = tmp_path / "job", tmp_path / "oracle"
+    summary = run_job(SAMPLE_INPUT, job, "--parallelism", "2", "--windows", "tumbling")
+    run_oracle(SAMPLE_INPUT, oracle, windows="tumbling")
+    assert_same_outputs(job, oracle)
+    aggregates = read_records(job / "aggregates")
+    assert aggregates and {a["window"] for a in aggregates} == {"tumbling"}
+    strip = lambda m: {k: {f: v for f, v in a.items() if f != "revision"} for k, a in m.items()}  # noqa: E731
+    tumbling = [a for a in read_records(sample_oracle / "aggregates") if a["window"] == "tumbling"]
+    assert strip(final(aggregates)) == strip(final(tumbling))
+    for name in ("positions", "static", "bad_fixes", "gaps", "dead_letter"):
+        assert sorted(map(str, read_records(job / name))) == sorted(map(str, read_records(sample_oracle / name))), name
+    late = [r for r in read_records(sample_oracle / "late") if r["window"] == "tumbling"]
+    assert sorted(map(str, read_records(job / "late"))) == sorted(map(str, late))
+    assert summary["late_records"]["tumbling"] == 230 and summary["positions_kept"] == 7294

@@ -89,9 +89,17 @@ def test_taskmanager_killed_with_sigkill_restores_from_the_last_checkpoint(
     wait_until_only_live_taskmanagers(cluster)
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
+# (parallelism after the restore, state backend before, after): RocksDB's savepoint restored on
+# RocksDB, and a savepoint of the heap backend restored on RocksDB (Flink's canonical savepoint
+# format is the same for every backend), each at a parallelism of its own.
+@pytest.mark.parametrize(
+    ("parallelism", "before", "after"),
+    [(1, "rocksdb", "rocksdb"), (2, "hashmap", "rocksdb"), (1, "rocksdb", "hashmap")],
+)
 def test_stop_with_savepoint_and_start_again_from_it(
     parallelism: int,
+    before: str,
+    after: str,
     cluster: str,
     kafka: str,
     feed: Path,
@@ -99,18 +107,19 @@ def test_stop_with_savepoint_and_start_again_from_it(
     tmp_path: Path,
     recovery_times: dict[str, float],
 ):
-    name = f"savepoint-p{parallelism}"
+    name = f"savepoint-p{parallelism}-{before}-{after}"
     replay_feed(kafka, name, feed)
-    job = submit_bounded(kafka, name, name)
+    job = submit_bounded(kafka, name, name, "--state-backend", before)
     wait_until_midstream(cluster, job)
     stopped_at = int(time.time() * 1000)
     location = stop_with_savepoint(cluster, job, tmp_path / "sp", drain=False)
     wait_for_state(cluster, job, {"FINISHED"}, timeout_s=60)
     # The same job file at another parallelism: every stateful operator has a stable uid.
-    restored = submit_bounded(kafka, name, name, "--parallelism", str(parallelism), run_args=f"-s {location}")
+    flags = ("--parallelism", str(parallelism), "--state-backend", after)
+    restored = submit_bounded(kafka, name, name, *flags, run_args=f"-s {location}")
     drain_once_read(cluster, restored, FAULT_FEED_LINES, tmp_path / "final")
-    recovery_times[f"stop with savepoint, started again at parallelism {parallelism}"] = first_commit_after(
-        cluster, [restored], stopped_at
+    recovery_times[f"stop with savepoint on {before}, started again on {after} at parallelism {parallelism}"] = (
+        first_commit_after(cluster, [restored], stopped_at)
     )
     check_outputs(kafka, name, oracle, tmp_path)
 

@@ -82,3 +82,23 @@ class FakeTimerService:
 
     def delete_event_time_timer(self, ts: int) -> None:
         self.event_time.discard((self._ctx.key, ts))
+
+
+class FakeKeySwitch:
+    """``ais_pipeline.jvm.state.KeySwitch`` on the fake context: the current key as a shard's key,
+    and back to the key it had (counting the switches)."""
+
+    def __init__(self, ctx: FakeRuntimeContext) -> None:
+        self._ctx = ctx
+        self._saved: Any = None
+        self.switches = 0
+
+    def to(self, key: int) -> None:
+        if self._saved is None:
+            self._saved = self._ctx.key
+        self._ctx.key = key
+        self.switches += 1
+
+    def back(self) -> None:
+        if self._saved is not None:
+            self._ctx.key, self._saved = self._saved, None

@@ -30,7 +30,11 @@ TIME_UNKNOWN = -(2**63)
 def run_case(case: dict[str, Any]) -> list[list[dict[str, Any]]]:
     """The aggregates each step emits (as parsed JSON), in the order they are emitted."""
     s = case["spec"]
-    spec = WindowSpec(s["window_ms"], s["slide_size_ms"], s["slide_ms"], s["lateness_ms"], s.get("grace_ms", 0))
+    kinds = s.get("kinds", ["tumbling", "sliding"])  # the window kinds computed (--windows)
+    spec = WindowSpec(
+        s["window_ms"], s["slide_size_ms"], s["slide_ms"], s["lateness_ms"], s.get("grace_ms", 0),
+        tumbling="tumbling" in kinds, sliding="sliding" in kinds,
+    )  # fmt: skip
     windows = CellWindows(spec)
     cells: dict[str, DictCellStore] = {}
     heap: list[tuple[int, str]] = []

@@ -1,7 +1,8 @@
 """The Python operators' state (ais_pipeline.functions.state) against fakes of Flink's keyed state
 and timers: the dedup operator's write-behind copy writes exactly what changed when a marker
-comes, a restore loads what was written (timers included), shards are kept apart, and a vessel or
-group that is gone leaves no state behind."""
+comes, a restore loads what was written (timers included), shards are kept apart, a vessel or
+group that is gone leaves no state behind, and the bounded cache writes the vessels it drops
+under their shard's key and reads them back as they were."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ais_pipeline.rules.dedup import VesselLogic, VesselMeta
 from ais_pipeline.rules.multipart import PendingGroup
 from ais_pipeline.rules.tracks import Fix
 from ais_pipeline.rules.windows import WindowSpec
-from tests.support.flink_fakes import FakeRuntimeContext, FakeTimerService
+from tests.support.flink_fakes import FakeKeySwitch, FakeRuntimeContext, FakeTimerService
 
 pytestmark = pytest.mark.unit
 
@@ -282,3 +283,78 @@ def test_a_restore_loads_a_vessels_tracks_and_their_timer():
     assert len(again.tracks) == 2 and again.tracks[1].beaten is not None
     due = list(restored.due_until(1_019_999, 1_019_999))
     assert due == [(1_019_999, {211000001})]  # the tracks' timer, mapped back to its vessel
+
+
+def bounded_store(ctx: FakeRuntimeContext, limit: int) -> tuple[ShardVessels, FakeKeySwitch]:
+    switch = FakeKeySwitch(ctx)
+    store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps, SHARDS, limit, switch)  # type: ignore[arg-type]
+    return store, switch
+
+
+def test_the_bounded_cache_writes_the_vessels_it_drops_under_their_shards_key_and_reads_them_back():
+    ctx = FakeRuntimeContext()
+    store, _ = bounded_store(ctx, 10)
+    for shard in (1, 2):
+        marker(ctx, store, shard)
+    timers = bound(ctx, store, KEYS[0])  # a batch under the subtask's first shard's key
+    vessels = [244000001 + 128 * i for i in range(15)] + [244000002 + 128 * i for i in range(15)]  # shards 1, 2
+    for n, mmsi in enumerate(vessels):
+        a_vessel(store, mmsi, n * 1_000)
+    store.evict()  # the end of the call: down to 9 of 10, the 21 used longest ago written first
+    assert store.cached() == 9 and list(store.cache) == vessels[21:]
+    assert ctx.key == KEYS[0]  # the batch's key again
+    written = {mmsi for shard in (1, 2) for mmsi in ctx.maps.get((VESSELS_STATE, KEYS[shard]), {})}
+    assert written == set(vessels[:21])
+    assert all(key == KEYS[0] for key, _ in timers.event_time)  # no timer under a switched key
+    assert (store.vessels_held, store.keys_held()) == (30, 30)
+
+    # Heard again: read back before the batch that needs it, as it was.
+    store.prefetch([vessels[0], vessels[20], 244000001 + 128 * 20])  # two in keyed state, one new
+    vessel = store.vessel(vessels[0])
+    assert vessel.first_seen("payload-0,0") == 0 and vessel.static("5") == ('{"shipname":"X"}', 0)
+    assert vessel.meta() == VesselMeta(5212345, 412345, 0, 0, 0, 60_000)
+    assert store.cached() == 11 and ctx.key == KEYS[0]
+    assert (store.vessels_held, store.keys_held()) == (30, 30)
+
+    # A marker writes what changed since: the vessels held and changed.
+    vessel.remember("payload-500,0", 500)
+    marker(ctx, store, 1)
+    assert dict(ctx.maps[(VESSELS_STATE, KEYS[1])][vessels[0]][10]) == {"payload-0,0": 0, "payload-500,0": 500}
+
+
+def test_a_vessel_cleared_and_heard_again_before_its_shard_is_written_starts_anew_with_a_bounded_cache():
+    ctx = FakeRuntimeContext()
+    store, _ = bounded_store(ctx, 2)
+    marker(ctx, store, 1)
+    for mmsi in (244000001, 244000129, 244000257):
+        a_vessel(store, mmsi, 1_000)
+    marker(ctx, store, 1)  # all three in keyed state
+    bound(ctx, store, KEYS[1])
+    store.vessel(244000001).clear()  # gone: its removal waits for the next marker
+    store.evict()
+    store.prefetch([244000001])  # not read back from keyed state, where its old row still is
+    assert store.vessel(244000001).meta() is None
+    a_vessel(store, 244000001, 5_000)
+    marker(ctx, store, 1)
+    assert dict(ctx.maps[(VESSELS_STATE, KEYS[1])][244000001][10]) == {"payload-5000,0": 5_000}
+
+
+def test_a_restore_with_a_bounded_cache_holds_part_of_a_shard_and_registers_every_vessels_timer():
+    ctx = FakeRuntimeContext()
+    store = new_store(ctx)
+    marker(ctx, store, 6)
+    vessels = [244000006 + 128 * i for i in range(8)]
+    for n, mmsi in enumerate(vessels):
+        a_vessel(store, mmsi, n * 60_000)
+    marker(ctx, store, 6)
+
+    restored, switch = bounded_store(ctx, 3)
+    timers = marker(ctx, restored, 6)
+    assert restored.cached() == 3 and restored.vessels_held == 8
+    assert timers.event_time == {(KEYS[6], n * 60_000 + 60_000) for n in range(8)}
+    bound(ctx, restored, KEYS[0])
+    due = [mmsi for _, vessels_due in restored.due_until(60_000, 10**9) for mmsi in vessels_due]
+    assert due == vessels
+    restored.prefetch(due)
+    assert all(restored.holds(mmsi) for mmsi in due) and switch.switches == 1  # one switch for the shard
+    assert restored.vessel(vessels[7]).meta() == VesselMeta(5212345, 412345, 420_000, 420_000, 420_000, 480_000)

@@ -23,6 +23,7 @@ from ais_pipeline.rules.feeds import is_feed_url, parse_feed_url
 from ais_pipeline.rules.lane import INPUT_FORMATS
 
 OUTPUT_FORMATS = ("jsonl", "geoparquet")
+WINDOW_KINDS = ("tumbling", "sliding")
 
 if TYPE_CHECKING:
     from ais_pipeline.rules.gaps import GapRules
@@ -35,6 +36,7 @@ def submitted_by_flink_cli() -> bool:
 
 
 LANES = ("one", "per-file")
+STATE_BACKENDS = ("hashmap", "rocksdb")
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,14 @@ _KNOBS: dict[str, _Knob] = {
         " open), or jsonl,geoparquet (both, side by side)",
     ),
     "window_s": _Knob("--window", "WINDOW_SECONDS", int, 60, "tumbling window, seconds"),
+    "windows": _Knob(
+        "--windows",
+        "WINDOWS",
+        str,
+        "tumbling,sliding",
+        "the window kinds computed and written: tumbling, sliding or tumbling,sliding (a lone vessel opens one"
+        " tumbling window and, with the defaults, 15 sliding ones)",
+    ),
     "slide_size_s": _Knob("--slide-size", "SLIDE_SIZE_SECONDS", int, 900, "sliding window size, seconds"),
     "slide_s": _Knob("--slide", "SLIDE_SECONDS", int, 60, "sliding window slide, seconds"),
     "lateness_s": _Knob("--lateness", "ALLOWED_LATENESS_SECONDS", int, 120, "allowed lateness, seconds"),
@@ -206,6 +216,23 @@ _KNOBS: dict[str, _Knob] = {
         None,
         "checkpoint every N seconds, 0 = off (Kafka sinks then at-least-once)",
         "flink-conf",
+    ),
+    "state_backend": _Knob(
+        "--state-backend",
+        "STATE_BACKEND",
+        str,
+        None,
+        "hashmap (state on the JVM heap: fastest, for up to about a hundred thousand vessels) or rocksdb"
+        " (state on local disk with incremental checkpoints: for the world's fleet)",
+        "flink-conf's, hashmap",
+    ),
+    "vessel_cache": _Knob(
+        "--vessel-cache",
+        "VESSEL_CACHE",
+        int,
+        50000,
+        "the vessels each dedup subtask holds as Python objects; past it, those heard longest ago wait in the state"
+        " backend until they are heard again (0: every vessel, for the job's life)",
     ),
     "station": _Knob(
         "--station",
@@ -356,6 +383,7 @@ class PipelineConfig:
     input_format: str = _default("input_format")
     output_format: str = _default("output_format")
     window_s: int = _default("window_s")
+    windows: str = _default("windows")
     slide_size_s: int = _default("slide_size_s")
     slide_s: int = _default("slide_s")
     lateness_s: int = _default("lateness_s")
@@ -387,6 +415,8 @@ class PipelineConfig:
     print_all: bool = False
     no_wait: bool = False
     checkpoint_interval_s: int | None = _default("checkpoint_interval_s")
+    state_backend: str | None = _default("state_backend")
+    vessel_cache: int = _default("vessel_cache")
     station: str = _default("station")
     feed_properties_file: str = _default("feed_properties_file")
     source: str = _default("source")
@@ -521,6 +551,9 @@ class PipelineConfig:
         if self.input_format not in INPUT_FORMATS:
             raise bad("input_format", f"must be one of {', '.join(INPUT_FORMATS)}, not {self.input_format!r}")
         self._validate_output_format(bad)
+        kinds = self.windows.split(",")
+        if not kinds or not set(kinds) <= set(WINDOW_KINDS) or len(set(kinds)) != len(kinds):
+            raise bad("windows", f"must be tumbling, sliding or tumbling,sliding, not {self.windows!r}")
         for name in (
             "window_s",
             "slide_size_s",
@@ -586,6 +619,10 @@ class PipelineConfig:
             raise bad("bind_address", why) from None
         if self.checkpoint_interval_s is not None and self.checkpoint_interval_s < 0:
             raise bad("checkpoint_interval_s", f"must be 0 (off) or seconds, not {self.checkpoint_interval_s}")
+        if self.state_backend is not None and self.state_backend not in STATE_BACKENDS:
+            raise bad("state_backend", f"must be one of {', '.join(STATE_BACKENDS)}, not {self.state_backend!r}")
+        if self.vessel_cache < 0:
+            raise bad("vessel_cache", f"must be 0 (every vessel) or a number of vessels, not {self.vessel_cache}")
         if self.postgres_batch_size < 1:
             raise bad("postgres_batch_size", f"must be at least 1, not {self.postgres_batch_size}")
         if self.postgres_batch_interval_ms < 0:
@@ -623,6 +660,11 @@ class PipelineConfig:
                 raise bad("output_format", "a Kafka run's outputs are topics; --output-format is for files")
             if self.output_dir is None:
                 raise bad("output_format", "only a run with --output writes files")
+
+    @property
+    def window_kinds(self) -> tuple[str, ...]:
+        """The window kinds computed and written: ``tumbling``, ``sliding`` or both."""
+        return tuple(k for k in WINDOW_KINDS if k in self.windows.split(","))
 
     @property
     def output_formats(self) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from ais_pipeline.config import PipelineConfig
 from ais_pipeline.functions.rows import from_row, in_lane_order, parsed_entry, to_columns, wire_reports
 from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.jvm import metrics
+from ais_pipeline.jvm.state import key_switch
 from ais_pipeline.rules import outputs
 from ais_pipeline.rules.dedup import LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, vessel_logic
 from ais_pipeline.rules.feeds import stamped_on_receipt
@@ -230,13 +231,17 @@ class DedupVessel(KeyedProcessFunction):
         self.logic = vessel_logic(config)
         self.emit_tallies = emit_tallies
         self.shards = shards  # the vessel shards: the job's maximum parallelism
+        self.cache_limit = config.vessel_cache  # vessels held as Python objects per subtask (0: all)
+        self.vessels_held: Any = None  # the vessels_held gauge: every vessel in the subtask's state
+        self.vessels_cached: Any = None  # the vessels_cached gauge: those held as Python objects
+        self.shown: dict[str, int] = {}
         self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
         self.gap_keys_held: Any = None  # the gap_keys_held gauge: vessels kept only for their gap
-        self.gap_keys_shown = 0
-        self.keys_shown = -1
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.store = ShardVessels(runtime_context, self.logic.new_track, self.logic.new_gaps, self.shards)
+        logic, limit = self.logic, self.cache_limit
+        switch = key_switch(runtime_context) if limit else None
+        self.store = ShardVessels(runtime_context, logic.new_track, logic.new_gaps, self.shards, limit, switch)
         self.tallies = _Tallies(
             runtime_context,
             self.emit_tallies,
@@ -253,8 +258,11 @@ class DedupVessel(KeyedProcessFunction):
                 LATE_VESSEL_MS,
             ),
         )
-        self.keys_held = metrics.set_gauge(runtime_context.get_metrics_group(), "dedup_keys_held")
-        self.gap_keys_held = metrics.set_gauge(runtime_context.get_metrics_group(), "gap_keys_held")
+        group = runtime_context.get_metrics_group()
+        self.keys_held = metrics.set_gauge(group, "dedup_keys_held")
+        self.gap_keys_held = metrics.set_gauge(group, "gap_keys_held")
+        self.vessels_held = metrics.set_gauge(group, "vessels_held")
+        self.vessels_cached = metrics.set_gauge(group, "vessels_cached")
         self.tallies.duplicate_ratio_gauge()
 
     def process_element(self, batch: Any, ctx: Any) -> Iterator[Any]:
@@ -266,6 +274,7 @@ class DedupVessel(KeyedProcessFunction):
         out = _Batch()
         panes: list[VesselPane] = []
         logic, store, emit_tallies = self.logic, self.store, self.emit_tallies
+        store.prefetch(report.mmsi for report in reports)
         for report in reports:
             # The watermark the report was parsed under is never behind this operator's own
             # (the minimum over all the channels the report's one is among), and reproducible.
@@ -311,6 +320,7 @@ class DedupVessel(KeyedProcessFunction):
             if name == LATE_VESSEL_MS and self.emit_tallies:
                 out.add(TALLY, outputs.counted_tally(name, n))
         logic.counts.clear()
+        self.store.evict()
         if panes:
             yield to_columns(panes)
         yield from out.emit(self.tallies)
@@ -324,6 +334,7 @@ class DedupVessel(KeyedProcessFunction):
         final = watermark > END_OF_INPUT_TIMER  # the input's end: no time passed
         # The shard's timers up to the watermark in one call, in the order Flink fires them.
         for ts, due in self.store.due_until(timestamp, watermark):
+            self.store.prefetch(due)
             for mmsi in sorted(due):
                 if self.store.holds(mmsi):
                     logic.on_timer(self.store.vessel(mmsi), ts, mmsi, final)
@@ -332,11 +343,13 @@ class DedupVessel(KeyedProcessFunction):
         yield from self._emit(panes, _Batch())
 
     def show_keys_held(self) -> None:
-        held = self.store.keys_held()
-        if self.keys_held is not None and held != self.keys_shown:  # a JVM call only on change
-            self.keys_held.set(held)
-            self.keys_shown = held
-        watching = self.store.gap_keys_held()
-        if self.gap_keys_held is not None and watching != self.gap_keys_shown:  # a JVM call only on change
-            self.gap_keys_held.set(watching)
-            self.gap_keys_shown = watching
+        store = self.store
+        for name, gauge, value in (
+            ("dedup_keys_held", self.keys_held, store.keys_held()),
+            ("gap_keys_held", self.gap_keys_held, store.gap_keys_held()),
+            ("vessels_held", self.vessels_held, store.vessels_held),
+            ("vessels_cached", self.vessels_cached, store.cached()),
+        ):
+            if gauge is not None and self.shown.get(name) != value:  # a JVM call only on change
+                gauge.set(value)
+                self.shown[name] = value

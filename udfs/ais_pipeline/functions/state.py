@@ -2,15 +2,17 @@
 
 - :class:`LaneGroups`: a lane's pending multipart groups, in map state keyed by lane (the parse
   operator), written through; :class:`LaneCsv`: the CSV file it is in the middle of.
-- :class:`ShardVessels`: the dedup operator's vessels, kept as Python objects per vessel shard
-  and written behind to map state when a marker arrives.
+- :class:`ShardVessels`: the dedup operator's vessels, in map state per vessel shard, with a
+  bounded cache of them as Python objects, written behind when a marker arrives or when they
+  leave the cache.
 """
 
 from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Callable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import fields
 from typing import Any
 
@@ -19,6 +21,7 @@ from pyflink.datastream.functions import RuntimeContext
 from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
 from ais_pipeline.functions.rows import to_row
+from ais_pipeline.jvm.state import KeySwitch
 from ais_pipeline.rules.dedup import VesselMeta
 from ais_pipeline.rules.gaps import VesselGaps
 from ais_pipeline.rules.lane import LaneParser
@@ -145,9 +148,10 @@ def _vessel_row_type() -> Any:
 class _VesselEntry:
     """One vessel's state as Python objects."""
 
-    __slots__ = ("gaps", "ids", "meta", "static", "track")
+    __slots__ = ("gaps", "ids", "meta", "static", "track", "watched")
 
     def __init__(self) -> None:
+        self.watched = False  # kept only for its gap (counted in ShardVessels.watching)
         self.ids: dict[str, int] = {}
         self.meta: VesselMeta | None = None
         self.static: dict[str, tuple[str, int]] = {}
@@ -168,6 +172,7 @@ class _VesselEntry:
         entry = cls()
         n = len(_META_NAMES)
         entry.meta = VesselMeta(*row[:n])
+        entry.watched = bool(entry.meta.gap_watch)
         entry.ids = dict(row[n] or {})
         entry.static = {k: (v[0], v[1]) for k, v in (row[n + 1] or {}).items()}
         if row[n + 2]:
@@ -219,34 +224,43 @@ def shard_keys(shards: int) -> list[int]:
 
 
 class _Shard:
-    """What one operator instance holds of one vessel shard in Python: its vessels, and those
-    changed since they were last written to keyed state."""
+    """What one operator instance knows of one vessel shard besides the vessels it holds: those
+    changed since they were last written to keyed state (a cleared one is no longer held), and
+    whether every vessel of the shard in keyed state is held in Python (then a vessel not held is
+    a new one, and keyed state is not asked)."""
 
-    __slots__ = ("dirty", "items")
+    __slots__ = ("complete", "dirty")
 
     def __init__(self) -> None:
-        self.items: dict[int, _VesselEntry] = {}
         self.dirty: set[int] = set()
+        self.complete = True
 
 
 class ShardVessels:
     """The dedup operator's vessels: Flink keyed state, keyed by vessel shard (map state MMSI ->
-    vessel under the shard's key), with a write-behind copy in Python.
+    vessel under the shard's key), with a bounded write-behind cache of them as Python objects.
 
     Keyed state is the truth for checkpoints, restores and rescaling. A vessel's shard is its
     MMSI mod ``shards`` (the job's maximum parallelism), and a shard's key is in the key group of
     its number (:func:`shard_keys`). A batch of reports comes under one key and may hold vessels
-    of every shard of the subtask (``ais.flink.KeyedBatches``); so the Python copy of a shard is
-    loaded when its first marker arrives (an empty batch under the shard's own key, which the
-    batcher sends for every shard before anything else), takes every read and write, and writes
-    the vessels that changed back to keyed state when another marker for the shard arrives (one
-    for every shard before every checkpoint barrier; with aligned checkpoints the marker comes
-    after everything before the barrier on each channel). Only this instance writes its shards,
-    and a restore starts a new instance with an empty copy, so the copy never disagrees with the
-    state it was loaded from.
+    of every shard of the subtask (``ais.flink.KeyedBatches``). A shard is first read when its
+    first marker arrives (an empty batch under the shard's own key, which the batcher sends for
+    every shard before anything else): its vessels' timers are registered, and its vessels are
+    held in Python while the cache has room. The Python copy takes every read and write, and the
+    vessels that changed are written back to keyed state when another marker for the shard
+    arrives (one for every shard before every checkpoint barrier; with aligned checkpoints the
+    marker comes after everything before the barrier on each channel). Only this instance writes
+    its shards, and a restore starts a new instance with an empty copy, so the copy never
+    disagrees with the state it was loaded from.
+
+    The cache holds at most ``cache_limit`` vessels after each call (0: every vessel, for the
+    operator's life). Past it, the vessels used longest ago are dropped from Python at the end of
+    the call, the changed ones written to keyed state first, under their shard's key
+    (``switch``, :class:`ais_pipeline.jvm.state.KeySwitch`); a vessel not held is read from keyed state, under
+    its shard's key, before the call that needs it (:meth:`prefetch`).
 
     A vessel's timer is kept in one map of this instance, time -> vessels due (all of its shards
-    are loaded here), and registered in Flink under the key current when the vessel asks for it
+    are read here), and registered in Flink under the key current when the vessel asks for it
     (one Flink timer per key and time). The first Flink timer of a watermark's advance to fire
     takes every vessel due up to the watermark, in time order (:meth:`due_until`): so a vessel's
     timers are taken in their order whatever keys they were registered under (a shard's load
@@ -260,28 +274,37 @@ class ShardVessels:
         new_track: Callable[[], VesselTracks],
         new_gaps: Callable[[], VesselGaps],
         shards: int,
+        cache_limit: int = 0,
+        switch: KeySwitch | None = None,
     ) -> None:
         self._state = ctx.get_map_state(MapStateDescriptor(VESSELS_STATE, Types.LONG(), _vessel_row_type()))
         self._new_track = new_track
         self._new_gaps = new_gaps
         self._shards = shards
-        self._number_of_key = {key: n for n, key in enumerate(shard_keys(shards))}
-        self.shards: dict[int, _Shard] = {}  # by shard number: those loaded
+        self._keys = shard_keys(shards)
+        self._number_of_key = {key: n for n, key in enumerate(self._keys)}
+        self._switch = switch
+        self.cache_limit = cache_limit if switch is not None else 0  # bounded only where keys can be switched
+        self.shards: dict[int, _Shard] = {}  # by shard number: those read
+        self.cache: OrderedDict[int, _VesselEntry] = OrderedDict()  # the vessels held, used longest ago first
+        self.incomplete = 0  # the shards with vessels in keyed state only
+        self._absent: set[int] = set()  # looked up in keyed state this call, and not there
         self.due: dict[int, set[int]] = {}  # timer -> the vessels due then
         self.times: list[int] = []  # the times of ``due``, a heap (with times already taken)
         self.registered: dict[int, set[int]] = {}  # Flink key -> the times registered under it
         self.key = 0
         self.timer_service: Any = None
-        self.watching: set[int] = set()  # the vessels of which only what their gap needs is kept
-        self.items_held = 0  # the vessels of all shards loaded (kept up to date: read on every call)
+        self.vessels_held = 0  # the vessels of all shards read, in Python or in keyed state
+        self.watching = 0  # of them, those of which only what their gap needs is kept
 
     def bind(self, key: int, timer_service: Any) -> None:
         """The operator's current key (Flink has set it) and timer service, for this call."""
         self.key = key
         self.timer_service = timer_service
+        self._absent.clear()
 
     def marker(self) -> None:
-        """A marker for the current key's shard: load the shard the first time, else write the
+        """A marker for the current key's shard: read the shard the first time, else write the
         vessels of it that changed to keyed state."""
         number = self._number_of_key.get(self.key)
         if number is None:
@@ -291,27 +314,41 @@ class ShardVessels:
             self.shards[number] = shard = _Shard()
             self._load(shard)
         elif shard.dirty:
-            for mmsi in shard.dirty:
-                entry = shard.items.get(mmsi)
-                if entry is None:
-                    self._state.remove(mmsi)
-                else:
-                    self._state.put(mmsi, entry.to_row())
-            shard.dirty.clear()
+            self._write(shard)
+
+    def _write(self, shard: _Shard) -> None:
+        """The shard's changed vessels into keyed state (under the shard's key, current)."""
+        cache = self.cache
+        for mmsi in shard.dirty:
+            entry = cache.get(mmsi)
+            if entry is None:
+                self._state.remove(mmsi)
+            else:
+                self._state.put(mmsi, entry.to_row())
+        shard.dirty.clear()
 
     def _load(self, shard: _Shard) -> None:
+        limit = self.cache_limit
+        n = len(_META_NAMES)
         for mmsi, row in self._state.items():
-            entry = _VesselEntry.from_row(row, self._new_track, self._new_gaps)
-            shard.items[mmsi] = entry
-            self.items_held += 1
-            assert entry.meta is not None
-            if entry.meta.gap_watch:
-                self.watching.add(mmsi)
-            for at in (entry.meta.cleanup_at, entry.meta.hours_at, entry.meta.gaps_at):
+            self.vessels_held += 1
+            if not limit or len(self.cache) < limit:
+                entry = _VesselEntry.from_row(row, self._new_track, self._new_gaps)
+                self.cache[mmsi] = entry
+                meta = entry.meta
+                assert meta is not None
+            else:  # only what its timers need: the vessel stays in keyed state
+                meta = VesselMeta(*row[:n])
+                if shard.complete:
+                    shard.complete = False
+                    self.incomplete += 1
+            if meta.gap_watch:
+                self.watching += 1
+            for at in (meta.cleanup_at, meta.hours_at, meta.gaps_at):
                 if at != TIME_UNKNOWN:
                     self.timer(at, mmsi)
 
-    def vessel(self, mmsi: int) -> _VesselView:
+    def _shard(self, mmsi: int) -> _Shard:
         shard = self.shards.get(mmsi % self._shards)
         if shard is None:
             raise ValueError(
@@ -320,15 +357,91 @@ class ShardVessels:
                 " the one the job was built with (rescaling a running job in place is not supported: stop it"
                 " with a savepoint and submit it again at the new parallelism)"
             )
-        entry = shard.items.get(mmsi)
+        return shard
+
+    def prefetch(self, mmsis: Iterable[int]) -> None:
+        """The vessels of ``mmsis`` that are in keyed state only, read into the cache: one switch
+        to each shard's key and back."""
+        if not self.incomplete:
+            return
+        cache, absent = self.cache, self._absent
+        wanted: dict[int, list[int]] = {}
+        for mmsi in mmsis:
+            if mmsi in cache or mmsi in absent:
+                continue
+            number = mmsi % self._shards
+            shard = self._shard(mmsi)
+            if shard.complete or mmsi in shard.dirty:  # new, or cleared since the shard was written
+                continue
+            absent.add(mmsi)
+            wanted.setdefault(number, []).append(mmsi)
+        if not wanted:
+            return
+        switch = self._switch
+        assert switch is not None
+        try:
+            for number, vessels in wanted.items():
+                switch.to(self._keys[number])
+                for mmsi in vessels:
+                    row = self._state.get(mmsi)
+                    if row is not None:
+                        cache[mmsi] = _VesselEntry.from_row(row, self._new_track, self._new_gaps)
+                        absent.discard(mmsi)
+        finally:
+            switch.back()
+
+    def evict(self) -> None:
+        """At the end of a call: past the cache's limit, the vessels used longest ago leave
+        Python (down to nine tenths of it), the changed ones written to keyed state first."""
+        limit, cache = self.cache_limit, self.cache
+        if not limit or len(cache) <= limit:
+            return
+        keep = limit - limit // 10
+        writes: dict[int, list[tuple[int, _VesselEntry]]] = {}
+        while len(cache) > keep:
+            mmsi, entry = cache.popitem(last=False)
+            number = mmsi % self._shards
+            shard = self.shards[number]
+            if shard.complete:
+                shard.complete = False
+                self.incomplete += 1
+            if mmsi in shard.dirty:
+                shard.dirty.discard(mmsi)
+                writes.setdefault(number, []).append((mmsi, entry))
+            elif entry.meta is None:  # made for a report that changed nothing: never in keyed state
+                self.vessels_held -= 1
+        if not writes:
+            return
+        switch = self._switch
+        assert switch is not None
+        try:
+            for number, entries in writes.items():
+                switch.to(self._keys[number])
+                for mmsi, entry in entries:
+                    self._state.put(mmsi, entry.to_row())
+        finally:
+            switch.back()
+
+    def vessel(self, mmsi: int) -> _VesselView:
+        cache = self.cache
+        entry = cache.get(mmsi)
         if entry is None:
-            entry = shard.items[mmsi] = _VesselEntry()
-            self.items_held += 1
+            shard = self._shard(mmsi)
+            if not shard.complete and mmsi not in shard.dirty and mmsi not in self._absent:
+                self.prefetch((mmsi,))
+                entry = cache.get(mmsi)
+            if entry is None:
+                entry = cache[mmsi] = _VesselEntry()
+                self.vessels_held += 1
+        else:
+            shard = self.shards[mmsi % self._shards]
+            if self.cache_limit:
+                cache.move_to_end(mmsi)
         return _VesselView(self, shard, mmsi, entry)
 
     def holds(self, mmsi: int) -> bool:
-        shard = self.shards.get(mmsi % self._shards)
-        return shard is not None and mmsi in shard.items
+        """Whether the vessel is held (in keyed state only: after :meth:`prefetch` of it)."""
+        return mmsi in self.cache
 
     def timer(self, ts: int, mmsi: int) -> None:
         """An event-time timer at ``ts`` for a vessel; Flink gets one per key and time, under the
@@ -365,11 +478,15 @@ class ShardVessels:
 
     def keys_held(self) -> int:
         """The vessels held with their dedup state (not those kept only for their gap)."""
-        return self.items_held - len(self.watching)
+        return self.vessels_held - self.watching
 
     def gap_keys_held(self) -> int:
         """The vessels silent past the retention, kept only for the gap their return would close."""
-        return len(self.watching)
+        return self.watching
+
+    def cached(self) -> int:
+        """The vessels held as Python objects."""
+        return len(self.cache)
 
 
 class _VesselView:
@@ -430,9 +547,11 @@ class _VesselView:
 
     def clear(self) -> None:
         store = self._store
-        if self._shard.items.pop(self._mmsi, None) is not None:
-            store.items_held -= 1
-        store.watching.discard(self._mmsi)
+        entry = store.cache.pop(self._mmsi, None)
+        if entry is not None:
+            store.vessels_held -= 1
+            if entry.watched:
+                store.watching -= 1
         self._entry = _VesselEntry()
         self._changed()
 
@@ -441,11 +560,15 @@ class _VesselView:
         entry.ids.clear()
         entry.static.clear()
         entry.track = None
-        self._store.watching.add(self._mmsi)
+        if not entry.watched:
+            entry.watched = True
+            self._store.watching += 1
         self._changed()
 
     def resume(self) -> None:
-        self._store.watching.discard(self._mmsi)
+        if self._entry.watched:
+            self._entry.watched = False
+            self._store.watching -= 1
 
     def register_timer(self, ts: int) -> None:
         self._store.timer(ts, self._mmsi)

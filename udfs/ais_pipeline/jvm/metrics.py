@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def _task_class(name: str) -> Any:
+def task_class(name: str) -> Any:
     """A class of the job's jar, loaded with the running task's (user code) class loader, which
     pemja's ``findClass`` does not use; pemja cannot pass constructor arguments either."""
     from pemja import findClass
@@ -28,7 +28,7 @@ def duplicate_ratio_gauge(metric_group: Any, counters: Sequence[Any]) -> Any | N
     j_counters = [getattr(c, "_inner_counter", None) for c in counters]
     if j_group is None or None in j_counters:
         return None
-    return j_group.gauge("duplicate_ratio", _task_class("ais.flink.DuplicateRatio").of(*j_counters))
+    return j_group.gauge("duplicate_ratio", task_class("ais.flink.DuplicateRatio").of(*j_counters))
 
 
 def set_gauge(metric_group: Any, name: str) -> Any | None:
@@ -37,6 +37,6 @@ def set_gauge(metric_group: Any, name: str) -> Any | None:
     j_group = getattr(metric_group, "_metrics", None)
     if j_group is None:
         return None
-    gauge = _task_class("ais.flink.SetGauge")
+    gauge = task_class("ais.flink.SetGauge")
     j_group.gauge(name, gauge)
     return gauge

@@ -20,6 +20,7 @@ from pyflink.datastream import DataStream, OutputTag
 from ais_pipeline.jvm.gateway import java_stream, java_type, jvm, transform
 from ais_pipeline.resources import helpers_jar
 from ais_pipeline.rules.vessel_hours import ALL_CATEGORIES
+from ais_pipeline.rules.windows import WindowSpec
 
 
 def _with_helpers(stream: DataStream) -> None:
@@ -178,17 +179,16 @@ class CellWindows:
 
     name: str
     uid: str
-    window_ms: int
-    slide_size_ms: int
-    slide_ms: int
-    lateness_ms: int
-    grace_ms: int
+    spec: WindowSpec
     contribution_type: TypeInformation
     aggregate_type: TypeInformation
 
     def build(self) -> Any:
         flink = jvm().ais.flink
-        spec = flink.WindowSpec(self.window_ms, self.slide_size_ms, self.slide_ms, self.lateness_ms, self.grace_ms)
+        w = self.spec
+        spec = flink.WindowSpec(
+            w.window_ms, w.slide_size_ms, w.slide_ms, w.lateness_ms, w.grace_ms, w.tumbling, w.sliding
+        )
         return flink.CellWindows(
             spec, java_type(self.contribution_type), java_type(self.aggregate_type), ",".join(ALL_CATEGORIES)
         )

@@ -23,6 +23,22 @@ CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
 PROMETHEUS_HOST = "metrics.reporter.prom.host"
 RESTART_STRATEGY = "restart-strategy.type"
 TASKMANAGER_JAVA_OPTS = "env.java.opts.taskmanager"
+STATE_BACKEND = "state.backend.type"
+INCREMENTAL_CHECKPOINTS = "execution.checkpointing.incremental"
+
+
+def state_backend_settings(config: PipelineConfig) -> dict[str, str]:
+    """What ``--state-backend`` sets for the job, on a local run and under ``flink run`` alike
+    (nothing when it is not given: flink-conf's, or the cluster's, backend). RocksDB keeps the
+    state on local disk, its memory (block cache and write buffers) out of Flink's managed memory,
+    and checkpoints incrementally: a checkpoint uploads the files written since the last one."""
+    if config.state_backend is None:
+        return {}
+    settings = {STATE_BACKEND: config.state_backend}
+    if config.state_backend == "rocksdb":
+        settings[INCREMENTAL_CHECKPOINTS] = "true"
+        settings["state.backend.rocksdb.memory.managed"] = "true"
+    return settings
 
 
 def flink_settings(config: PipelineConfig) -> dict[str, str]:
@@ -42,7 +58,7 @@ def flink_settings(config: PipelineConfig) -> dict[str, str]:
 
     interval = config.checkpoint_interval_s
     if submitted_by_flink_cli():  # the cluster has its own settings; -pyexec names its Python
-        settings = {"parallelism.default": str(config.parallelism)}
+        settings = {"parallelism.default": str(config.parallelism), **state_backend_settings(config)}
         if interval:
             settings[CHECKPOINT_INTERVAL] = f"{interval}s"
         return settings
@@ -55,6 +71,7 @@ def flink_settings(config: PipelineConfig) -> dict[str, str]:
     elif interval is not None:
         settings[CHECKPOINT_INTERVAL] = f"{interval}s"
     settings["parallelism.default"] = str(config.parallelism)
+    settings.update(state_backend_settings(config))
     # A local run fails at once, with its cause (a cluster keeps flink-conf's strategy: restarts
     # with a growing delay, which made a failing local run take minutes to give up).
     for key in [k for k in settings if k.startswith("restart-strategy.")]:

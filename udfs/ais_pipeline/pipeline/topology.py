@@ -102,11 +102,7 @@ def cell_windows(config: PipelineConfig) -> CellWindows:
     return CellWindows(
         name="cell windows (keyed by cell)",
         uid="cell-windows",
-        window_ms=config.window_ms,
-        slide_size_ms=config.slide_size_ms,
-        slide_ms=config.slide_ms,
-        lateness_ms=config.lateness_ms,
-        grace_ms=config.grace_ms,
+        spec=window_spec(config),
         contribution_type=vessel_pane_type(),
         aggregate_type=aggregate_type(),
     )

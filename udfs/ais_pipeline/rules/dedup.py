@@ -506,8 +506,11 @@ class VesselLogic:
         ):
             return Outcome(DUPLICATE_NEAR, report, position=pos), None
         cell = geohash_cell(pos.lat, pos.lon, self.geohash_precision)
-        late_t, late_s = self.spec.late_kinds(ts, watermark)
-        late = tuple(kind for kind, is_late in ((TUMBLING, late_t), (SLIDING, late_s)) if is_late)
+        spec = self.spec
+        late_t, late_s = spec.late_kinds(ts, watermark)
+        late = tuple(
+            kind for kind, is_late in ((TUMBLING, late_t), (SLIDING, late_s)) if is_late and spec.computes(kind)
+        )
         if late_t and late_s:
             return Outcome(LATE, report, position=pos, cell=cell, late_windows=late), None
         outcome = Outcome(KEPT_POSITION, report, position=pos, cell=cell, late_windows=late)
@@ -556,7 +559,15 @@ class VesselLogic:
 
 def window_spec(config: PipelineConfig) -> WindowSpec:
     """The windows of a run's flags (the grace: see :attr:`PipelineConfig.grace_ms`)."""
-    return WindowSpec(config.window_ms, config.slide_size_ms, config.slide_ms, config.lateness_ms, config.grace_ms)
+    return WindowSpec(
+        config.window_ms,
+        config.slide_size_ms,
+        config.slide_ms,
+        config.lateness_ms,
+        config.grace_ms,
+        tumbling=TUMBLING in config.window_kinds,
+        sliding=SLIDING in config.window_kinds,
+    )
 
 
 def vessel_logic(config: PipelineConfig) -> VesselLogic:

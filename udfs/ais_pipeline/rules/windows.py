@@ -39,6 +39,12 @@ class WindowSpec:
     slide_ms: int
     lateness_ms: int
     grace_ms: int = 0
+    # The window kinds computed and written (``--windows``): a kind left out fires nothing, and
+    # panes are kept only as long as the kinds computed need them. What a report is late for is
+    # judged for both kinds all the same (positions and gaps do not depend on the choice); late
+    # records are written for the kinds computed.
+    tumbling: bool = True
+    sliding: bool = True
     pane_ms: int = field(init=False)
     # The step the job's Flink watermark moves in (``ais.flink.ReceiverWatermarks``): every
     # window end, pane end, allowed lateness and grace is a multiple of it, so every event-time
@@ -110,21 +116,28 @@ class WindowSpec:
         )
 
     def next_end_after(self, pane_start: int, boundary: int) -> int | None:
-        """The first end after ``boundary`` of a window (of either kind) that contains the pane;
-        None when every one of them ends at or before it."""
+        """The first end after ``boundary`` of a window (of a kind computed) that contains the
+        pane; None when every one of them ends at or before it."""
         ends = []
         tumbling = self.tumbling_end(pane_start)
-        if tumbling > boundary:
+        if self.tumbling and tumbling > boundary:
             ends.append(tumbling)
         sliding = max(pane_start - pane_start % self.slide_ms, boundary - boundary % self.slide_ms) + self.slide_ms
-        if sliding <= self.last_sliding_end(pane_start):
+        if self.sliding and sliding <= self.last_sliding_end(pane_start):
             ends.append(sliding)
         return min(ends, default=None)
 
+    def last_end(self, pane_start: int) -> int:
+        """The last end of a window (of a kind computed) that contains the pane."""
+        tumbling = self.tumbling_end(pane_start) if self.tumbling else 0
+        return max(tumbling, self.last_sliding_end(pane_start) if self.sliding else 0)
+
     def pane_retired_at(self, pane_start: int) -> int:
-        """Watermark from which no window containing the pane can fire any more."""
-        last_end = max(self.tumbling_end(pane_start), self.last_sliding_end(pane_start))
-        return last_end - 1 + self.lateness_ms + self.grace_ms
+        """Watermark from which no window (of a kind computed) containing the pane can fire any more."""
+        return self.last_end(pane_start) - 1 + self.lateness_ms + self.grace_ms
+
+    def computes(self, kind: str) -> bool:
+        return self.tumbling if kind == TUMBLING else self.sliding
 
 
 @dataclass
@@ -326,10 +339,10 @@ class CellWindows:
         event-time trigger does the same); the others fire on their timers."""
         spec = self.spec
         ends: list[tuple[str, int, int]] = []
-        if v.tumbling:
+        if v.tumbling and spec.tumbling:
             end = spec.tumbling_end(v.pane_start)
             ends.append((TUMBLING, end - spec.window_ms, end))
-        if v.sliding:
+        if v.sliding and spec.sliding:
             ends.extend(
                 (SLIDING, end - spec.slide_size_ms, end)
                 for end in spec.sliding_ends(v.pane_start)
@@ -345,8 +358,7 @@ class CellWindows:
         if acc is None:
             acc = PaneAcc()
             boundary = self._first_boundary_after(v.pane_start, watermark)
-            last_end = max(spec.tumbling_end(v.pane_start), spec.last_sliding_end(v.pane_start))
-            if boundary <= last_end:
+            if boundary <= spec.last_end(v.pane_start):
                 store.register_timer(boundary - 1)
             store.register_timer(spec.pane_retired_at(v.pane_start))
         acc.add(v)
@@ -373,7 +385,7 @@ class CellWindows:
                 (TUMBLING, spec.window_ms, spec.window_ms),
                 (SLIDING, spec.slide_size_ms, spec.slide_ms),
             ):
-                if boundary % every:
+                if boundary % every or not spec.computes(kind):
                     continue
                 start = boundary - size
                 inside = [acc for p, acc in panes if start <= p < boundary]

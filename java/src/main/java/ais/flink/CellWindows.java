@@ -2,6 +2,7 @@ package ais.flink;
 
 import java.util.AbstractMap;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -12,6 +13,9 @@ import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
@@ -66,6 +70,17 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     static final String PANES_STATE = "panes-v3";
     /** The windows' revisions: (window start, kind) -> the highest revision fired (see {@link #revisionKey}). */
     static final String REVISIONS_STATE = "revisions";
+    /**
+     * The cell's pane starts, sorted, beside the panes' map state; and how many revisions the
+     * cell holds. With them a timer reads the panes it needs by key and skips the revisions when
+     * there are none, instead of iterating map state: on RocksDB an iteration seeks over every
+     * entry the cell ever deleted that compaction has not yet dropped, which made the timers of a
+     * cell alive for hours cost more with every pane. Absent (a savepoint of an earlier version),
+     * each is built once from the map state.
+     */
+    static final String PANE_STARTS_STATE = "pane-starts";
+
+    static final String REVISIONS_HELD_STATE = "revisions-held";
 
     private final WindowSpec spec;
     private final RecordLayout.VesselPane in;
@@ -76,6 +91,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
 
     private transient MapState<Long, Pane> panes;
     private transient MapState<Long, Integer> revisions;
+    private transient ValueState<long[]> paneStarts;
+    private transient ValueState<Integer> revisionsHeld;
     private transient ListState<Long> seenState;
     private transient long seen;
 
@@ -104,6 +121,10 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
                         .getMapState(new MapStateDescriptor<>(PANES_STATE, Types.LONG, TypeInformation.of(Pane.class)));
         revisions =
                 getRuntimeContext().getMapState(new MapStateDescriptor<>(REVISIONS_STATE, Types.LONG, Types.INT));
+        paneStarts =
+                getRuntimeContext()
+                        .getState(new ValueStateDescriptor<>(PANE_STARTS_STATE, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
+        revisionsHeld = getRuntimeContext().getState(new ValueStateDescriptor<>(REVISIONS_HELD_STATE, Types.INT));
     }
 
     @Override
@@ -165,14 +186,14 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         long ps = c.paneStart;
 
         List<long[]> due = null; // (kind: 0 tumbling / 1 sliding, start, end)
-        if (c.tumbling) {
+        if (c.tumbling && spec.tumbling) {
             long end = spec.tumblingEnd(ps);
             if (isDue(end, watermark)) {
                 due = new ArrayList<>(2);
                 due.add(new long[] {0, end - spec.windowMs, end});
             }
         }
-        if (c.sliding) {
+        if (c.sliding && spec.sliding) {
             for (long end = spec.firstSlidingEnd(ps); end <= spec.lastSlidingEnd(ps); end += spec.slideMs) {
                 if (end >= c.slidingFrom && isDue(end, watermark)) {
                     if (due == null) {
@@ -204,6 +225,9 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         }
         acc.add(c);
         panes.put(ps, acc);
+        if (fresh) {
+            addPaneStart(ps);
+        }
         if (due != null) {
             List<Map.Entry<Long, Pane>> after = withPane(sorted, ps, acc);
             for (int i = 0; i < due.size(); i++) {
@@ -257,7 +281,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             Collector<Row> collector)
             throws Exception {
         long key = revisionKey(tumbling, start);
-        Integer previous = revisions.get(key);
+        Integer stored = revisions.get(key);
+        Integer previous = stored;
         if (previous == null && firedBefore) {
             previous = 0;
         }
@@ -265,6 +290,10 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         Row agg = aggregate(tumbling, cell, start, end, sorted, revision);
         if (agg != null) {
             revisions.put(key, revision);
+            Integer held = revisionsHeld.value();
+            if (stored == null && held != null) {
+                revisionsHeld.update(held + 1);
+            }
             collector.collect(agg);
         }
     }
@@ -281,25 +310,35 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
         }
         boolean onBoundary = Math.floorMod(boundary, spec.paneMs) == 0;
         if (onBoundary) {
-            if (Math.floorMod(boundary, spec.windowMs) == 0) {
+            if (spec.tumbling && Math.floorMod(boundary, spec.windowMs) == 0) {
                 fireOnTime(true, cell, boundary - spec.windowMs, boundary, sorted, collector);
             }
-            if (Math.floorMod(boundary, spec.slideMs) == 0) {
+            if (spec.sliding && Math.floorMod(boundary, spec.slideMs) == 0) {
                 fireOnTime(false, cell, boundary - spec.slideSizeMs, boundary, sorted, collector);
             }
         }
         // Panes come oldest first, and a newer pane never retires before an older one. Revisions
         // go with them: a window closes before the last of its panes retires.
-        boolean retired = false;
+        int retired = 0;
         for (Map.Entry<Long, Pane> pane : sorted) {
             if (spec.paneRetiredAt(pane.getKey()) > ts) {
                 break;
             }
             panes.remove(pane.getKey());
-            retired = true;
+            retired++;
         }
-        if (retired) {
+        if (retired > 0) {
             dropClosed(ts);
+            if (retired == sorted.size()) { // the cell holds nothing more (its revisions went first)
+                paneStarts.clear();
+                revisionsHeld.clear();
+            } else {
+                long[] left = new long[sorted.size() - retired];
+                for (int i = 0; i < left.length; i++) {
+                    left[i] = sorted.get(retired + i).getKey();
+                }
+                paneStarts.update(left);
+            }
         }
         // Chain the next end of a window that holds a pane: windows end only on boundaries, and
         // one without a pane fires nothing, so a cell whose panes lie years apart (a clock off
@@ -343,8 +382,14 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     }
 
     private void dropClosed(long watermark) throws Exception {
+        Integer held = revisionsHeld.value();
+        if (held != null && held == 0) {
+            return;
+        }
+        int kept = 0;
         List<Long> closed = null;
         for (Long key : revisions.keys()) {
+            kept++;
             long start = Math.floorDiv(key, 2L);
             long size = Math.floorMod(key, 2L) == 0 ? spec.windowMs : spec.slideSizeMs;
             if (spec.closed(start + size, watermark)) {
@@ -358,20 +403,55 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             for (Long key : closed) {
                 revisions.remove(key);
             }
+            kept -= closed.size();
         }
+        revisionsHeld.update(kept);
     }
 
     // -- aggregates ---------------------------------------------------------------------------
 
     private List<Map.Entry<Long, Pane>> sortedPanes() throws Exception {
-        List<Map.Entry<Long, Pane>> sorted = new ArrayList<>();
-        for (Map.Entry<Long, Pane> entry : panes.entries()) {
-            sorted.add(entry);
+        long[] starts = paneStarts.value();
+        List<Map.Entry<Long, Pane>> sorted = new ArrayList<>(starts == null ? 4 : starts.length);
+        if (starts != null) {
+            for (long start : starts) {
+                sorted.add(new AbstractMap.SimpleImmutableEntry<>(start, panes.get(start)));
+            }
+            return sorted;
+        }
+        for (Map.Entry<Long, Pane> entry : panes.entries()) { // state of an earlier version: built once
+            sorted.add(new AbstractMap.SimpleImmutableEntry<>(entry.getKey(), entry.getValue()));
         }
         if (sorted.size() > 1) {
             sorted.sort(Map.Entry.comparingByKey());
         }
+        if (!sorted.isEmpty()) {
+            long[] built = new long[sorted.size()];
+            for (int i = 0; i < built.length; i++) {
+                built[i] = sorted.get(i).getKey();
+            }
+            paneStarts.update(built);
+        }
         return sorted;
+    }
+
+    /** A new pane's start into the sorted starts. */
+    private void addPaneStart(long ps) throws Exception {
+        long[] starts = paneStarts.value();
+        if (starts == null) {
+            sortedPanes(); // built from the map state, which holds the new pane already
+            return;
+        }
+        int at = Arrays.binarySearch(starts, ps);
+        if (at >= 0) {
+            return;
+        }
+        int insert = -at - 1;
+        long[] grown = new long[starts.length + 1];
+        System.arraycopy(starts, 0, grown, 0, insert);
+        grown[insert] = ps;
+        System.arraycopy(starts, insert, grown, insert + 1, starts.length - insert);
+        paneStarts.update(grown);
     }
 
     private static boolean hasPaneIn(long start, long end, List<Map.Entry<Long, Pane>> sorted) {

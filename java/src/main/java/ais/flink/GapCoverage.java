@@ -101,12 +101,15 @@ public final class GapCoverage extends KeyedCoProcessFunction<String, Row, Strin
         long hour = hourOf((Long) pane.getField(in.paneStart));
         long mmsi = (Long) pane.getField(in.mmsi);
         Map<Long, Integer> bucket = hours.get(hour);
-        if (bucket == null) {
+        boolean newHour = bucket == null;
+        if (newHour) {
             bucket = new HashMap<>();
         }
         bucket.merge(mmsi, reports, Integer::sum);
         hours.put(hour, bucket);
-        arm(ctx.timerService());
+        if (newHour) { // only a new hour can move the cell's next timer (its oldest hour to forget)
+            arm(ctx.timerService());
+        }
     }
 
     @Override

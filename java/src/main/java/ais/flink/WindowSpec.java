@@ -10,7 +10,7 @@ import java.io.Serializable;
  * with the grace: contributions decided in time but delivered later, such as vessel time).
  */
 public final class WindowSpec implements Serializable {
-    private static final long serialVersionUID = 2L;
+    private static final long serialVersionUID = 3L;
 
     public final long windowMs;
     public final long slideSizeMs;
@@ -18,16 +18,33 @@ public final class WindowSpec implements Serializable {
     public final long latenessMs;
     public final long graceMs;
     public final long paneMs;
+    /** The window kinds computed (a kind left out fires nothing and keeps no pane for itself). */
+    public final boolean tumbling;
+
+    public final boolean sliding;
 
     public WindowSpec(long windowMs, long slideSizeMs, long slideMs, long latenessMs) {
         this(windowMs, slideSizeMs, slideMs, latenessMs, 0);
     }
 
     public WindowSpec(long windowMs, long slideSizeMs, long slideMs, long latenessMs, long graceMs) {
+        this(windowMs, slideSizeMs, slideMs, latenessMs, graceMs, true, true);
+    }
+
+    public WindowSpec(
+            long windowMs,
+            long slideSizeMs,
+            long slideMs,
+            long latenessMs,
+            long graceMs,
+            boolean tumbling,
+            boolean sliding) {
         if (windowMs <= 0 || slideMs <= 0 || slideSizeMs <= 0 || slideSizeMs % slideMs != 0 || latenessMs < 0
-                || graceMs < 0) {
+                || graceMs < 0 || !(tumbling || sliding)) {
             throw new IllegalArgumentException("bad window spec");
         }
+        this.tumbling = tumbling;
+        this.sliding = sliding;
         this.windowMs = windowMs;
         this.slideSizeMs = slideSizeMs;
         this.slideMs = slideMs;
@@ -73,30 +90,30 @@ public final class WindowSpec implements Serializable {
         return windowEnd - 1 + latenessMs + graceMs <= watermark;
     }
 
-    /** Watermark from which no window containing the pane can fire any more. */
+    /** Watermark from which no window (of a kind computed) containing the pane can fire any more. */
     public long paneRetiredAt(long paneStart) {
-        return Math.max(tumblingEnd(paneStart), lastSlidingEnd(paneStart)) - 1 + latenessMs + graceMs;
+        return lastEnd(paneStart) - 1 + latenessMs + graceMs;
     }
 
     /**
-     * The first end after {@code boundary} of a window (of either kind) that contains the pane;
+     * The first end after {@code boundary} of a window (of a kind computed) that contains the pane;
      * {@link Long#MAX_VALUE} when every one of them ends at or before it.
      */
     public long nextEndAfter(long paneStart, long boundary) {
         long next = Long.MAX_VALUE;
-        long tumbling = tumblingEnd(paneStart);
-        if (tumbling > boundary) {
-            next = tumbling;
+        long tumblingNext = tumblingEnd(paneStart);
+        if (tumbling && tumblingNext > boundary) {
+            next = tumblingNext;
         }
-        long sliding = Math.max(firstSlidingEnd(paneStart), firstSlidingEnd(boundary));
-        if (sliding <= lastSlidingEnd(paneStart)) {
-            next = Math.min(next, sliding);
+        long slidingNext = Math.max(firstSlidingEnd(paneStart), firstSlidingEnd(boundary));
+        if (sliding && slidingNext <= lastSlidingEnd(paneStart)) {
+            next = Math.min(next, slidingNext);
         }
         return next;
     }
 
-    /** The last window end (of either kind) that contains the pane. */
+    /** The last window end (of a kind computed) that contains the pane. */
     public long lastEnd(long paneStart) {
-        return Math.max(tumblingEnd(paneStart), lastSlidingEnd(paneStart));
+        return Math.max(tumbling ? tumblingEnd(paneStart) : 0, sliding ? lastSlidingEnd(paneStart) : 0);
     }
 }

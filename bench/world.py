@@ -1,7 +1,8 @@
 """The world's fleet in one job: generated world feeds (``bench.world_feed``: every vessel new and
 heard twice) at several fleet sizes, on each state backend, one run each as a whole process.
 
-    python -m bench.world [--vessels 10000,100000,1000000] [--backends hashmap,rocksdb] [--write-docs]
+    python -m bench.world [--vessels 10000,100000,1000000] [--backends hashmap,rocksdb] [--windows tumbling]
+        [--write-docs]
 
 For each run: lines/s (the summary's processing time), the peak resident memory of the whole
 process tree (the job's JVM and its embedded Python included), and from the REST API, sampled
@@ -117,13 +118,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--vessels", default="10000,100000,1000000", help="fleet sizes, comma-separated")
     parser.add_argument("--backends", default="hashmap,rocksdb", help="state backends, comma-separated")
+    parser.add_argument("--windows", default="tumbling", help="the job's --windows (default: tumbling)")
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/performance.md")
     parser.add_argument("extra", nargs="*", help="more flags of the job (after --)")
     args = parser.parse_args()
     rows = []
     for vessels in (int(v) for v in args.vessels.split(",")):
         for backend in args.backends.split(","):
-            row = run_one(vessels, backend, args.extra)
+            row = run_one(vessels, backend, ["--windows", args.windows, *args.extra])
             print(json.dumps(row), flush=True)
             rows.append(row)
     text = measured("python -m bench.world") + "\n\n" + table(rows)

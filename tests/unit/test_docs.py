@@ -45,6 +45,9 @@ COMMANDS = [
     ["bench.state_over_time"],
     ["bench.jvm_options"],
     ["bench.threads"],
+    ["bench.world"],
+    ["bench.world_feed"],
+    ["bench.world_restore"],
     ["ais_pipeline.pipeline.jvm_archive"],
 ]
 

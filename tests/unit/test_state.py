@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,6 +46,11 @@ def marker(ctx: FakeRuntimeContext, store: ShardVessels, shard: int) -> FakeTime
     return timers
 
 
+def stored(ctx: FakeRuntimeContext, shard: int, mmsi: int) -> Any:
+    """A vessel's value in keyed state, parsed."""
+    return json.loads(ctx.maps[(VESSELS_STATE, KEYS[shard])][mmsi])
+
+
 def a_vessel(store: ShardVessels, mmsi: int, ts: int) -> None:
     vessel = store.vessel(mmsi)
     vessel.remember(f"payload-{ts},0", ts)
@@ -69,12 +75,13 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     marker(ctx, store, 3)
     held = ctx.held()[(VESSELS_STATE, KEYS[3])]
     assert sorted(held) == [244000003, 244000131]
-    row = held[244000003]
-    # The meta (no track timer, no gap timer, not kept for its gap alone, no ship type yet), the
-    # identities, the static reports, no track, no gaps.
-    assert list(row[:10]) == [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), -(2**63), 0, "unknown"]
-    assert dict(row[10]) == {"payload-1000,0": 1_000}
-    assert row[12] is None and row[13] is None
+    # One JSON value a vessel: the meta (no track timer, no gap timer, not kept for its gap alone,
+    # no ship type yet), the identities, the static reports; no track, no gaps.
+    assert json.loads(held[244000003]) == {
+        "m": [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), -(2**63), 0, "unknown"],
+        "i": {"payload-1000,0": 1_000},
+        "s": {"5": ['{"shipname":"X"}', 1_000]},
+    }
 
     # A second marker with nothing changed writes nothing; one change writes that vessel alone.
     ctx.maps[(VESSELS_STATE, KEYS[3])][244000131] = "left alone"
@@ -82,7 +89,7 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     store.vessel(244000003).remember("payload-1500,0", 1_500)
     marker(ctx, store, 3)
     assert ctx.maps[(VESSELS_STATE, KEYS[3])][244000131] == "left alone"
-    assert dict(ctx.maps[(VESSELS_STATE, KEYS[3])][244000003][10]) == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
+    assert stored(ctx, 3, 244000003)["i"] == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
 
 
 def test_a_restore_loads_what_was_written_and_registers_its_timers_under_the_shards_key():
@@ -185,7 +192,7 @@ def test_a_vessel_kept_for_its_gap_alone_is_counted_apart_also_after_a_restore()
     silent.set_meta(meta)
     marker(ctx, store, 4)
     assert (store.keys_held(), store.gap_keys_held()) == (1, 1)
-    assert ctx.held()[(VESSELS_STATE, KEYS[4])][244000132][10] == {}  # no identities left
+    assert stored(ctx, 4, 244000132).keys() == {"m"}  # its smallest form: no identities, no static, no track
 
     restored = new_store(ctx)
     marker(ctx, restored, 4)
@@ -319,7 +326,7 @@ def test_the_bounded_cache_writes_the_vessels_it_drops_under_their_shards_key_an
     # A marker writes what changed since: the vessels held and changed.
     vessel.remember("payload-500,0", 500)
     marker(ctx, store, 1)
-    assert dict(ctx.maps[(VESSELS_STATE, KEYS[1])][vessels[0]][10]) == {"payload-0,0": 0, "payload-500,0": 500}
+    assert stored(ctx, 1, vessels[0])["i"] == {"payload-0,0": 0, "payload-500,0": 500}
 
 
 def test_a_vessel_cleared_and_heard_again_before_its_shard_is_written_starts_anew_with_a_bounded_cache():
@@ -336,7 +343,7 @@ def test_a_vessel_cleared_and_heard_again_before_its_shard_is_written_starts_ane
     assert store.vessel(244000001).meta() is None
     a_vessel(store, 244000001, 5_000)
     marker(ctx, store, 1)
-    assert dict(ctx.maps[(VESSELS_STATE, KEYS[1])][244000001][10]) == {"payload-5000,0": 5_000}
+    assert stored(ctx, 1, 244000001)["i"] == {"payload-5000,0": 5_000}
 
 
 def test_a_restore_with_a_bounded_cache_holds_part_of_a_shard_and_registers_every_vessels_timer():

@@ -118,35 +118,21 @@ class LaneGroup:
         self._groups.state.remove(self._key)
 
 
-# The map state's name: new whenever the row's layout changes, so that a savepoint of another
+# The map state's name: new whenever the value's layout changes, so that a savepoint of another
 # layout restores without this state (started empty) instead of being misread.
-VESSELS_STATE = "vessels-v4"
+VESSELS_STATE = "vessels-v5"
 _META_NAMES = [f.name for f in fields(VesselMeta)]
-_VESSEL_NAMES = [*_META_NAMES, "ids", "static", "tracks", "gaps"]
-
-
-def _vessel_row_type() -> Any:
-    """One vessel's state in the dedup operator's map state: its :class:`ais_pipeline.rules.dedup.VesselMeta`,
-    the identities it has seen (identity -> first event time), its last kept static reports
-    (kind -> content and event time), its tracks (:class:`ais_pipeline.rules.tracks.VesselTracks`:
-    the fixes held and the open tracks) and its gaps (:class:`ais_pipeline.rules.gaps.VesselGaps`:
-    its last position and positions per minute) as JSON text."""
-    static = Types.ROW_NAMED(["content", "ts"], [Types.STRING(), Types.LONG()])
-    return Types.ROW_NAMED(
-        _VESSEL_NAMES,
-        [
-            *[Types.LONG()] * (len(_META_NAMES) - 1),
-            Types.STRING(),
-            Types.MAP(Types.STRING(), Types.LONG()),
-            Types.MAP(Types.STRING(), static),
-            Types.STRING(),
-            Types.STRING(),
-        ],
-    )
+_COMPACT = (",", ":")
 
 
 class _VesselEntry:
-    """One vessel's state as Python objects."""
+    """One vessel's state as Python objects, and as the one value keyed state holds of it
+    (:meth:`to_text`): JSON text of its :class:`ais_pipeline.rules.dedup.VesselMeta` (``m``, in
+    field order), the identities it has seen (``i``: identity -> first event time), its last kept
+    static reports (``s``: kind -> content and event time), its tracks (``t``:
+    :class:`ais_pipeline.rules.tracks.VesselTracks`, the fixes held and the open tracks) and its
+    gaps (``g``: :class:`ais_pipeline.rules.gaps.VesselGaps`, its last position and positions per
+    minute), each left out when empty: a vessel kept for its gap alone is its meta and its gaps."""
 
     __slots__ = ("gaps", "ids", "meta", "static", "track", "watched")
 
@@ -158,28 +144,40 @@ class _VesselEntry:
         self.track: VesselTracks | None = None
         self.gaps: VesselGaps | None = None
 
-    def to_row(self) -> Row:
-        assert self.meta is not None
-        static = {k: Row(content, ts) for k, (content, ts) in self.static.items()}
-        tracks = None if self.track is None else json.dumps(self.track.to_list(), separators=(",", ":"))
-        gaps = None if self.gaps is None else json.dumps(self.gaps.to_list(), separators=(",", ":"))
-        return Row(*to_row(self.meta), dict(self.ids), static, tracks, gaps)
+    def to_text(self) -> str:
+        meta = self.meta
+        assert meta is not None
+        value: dict[str, Any] = {"m": [getattr(meta, name) for name in _META_NAMES]}
+        if self.ids:
+            value["i"] = self.ids
+        if self.static:
+            value["s"] = self.static
+        if self.track is not None:
+            value["t"] = self.track.to_list()
+        if self.gaps is not None:
+            value["g"] = self.gaps.to_list()
+        return json.dumps(value, separators=_COMPACT)
 
     @classmethod
-    def from_row(
-        cls, row: Any, new_track: Callable[[], VesselTracks], new_gaps: Callable[[], VesselGaps]
+    def from_text(
+        cls, text: str, new_track: Callable[[], VesselTracks], new_gaps: Callable[[], VesselGaps]
     ) -> _VesselEntry:
+        value = json.loads(text)
         entry = cls()
-        n = len(_META_NAMES)
-        entry.meta = VesselMeta(*row[:n])
-        entry.watched = bool(entry.meta.gap_watch)
-        entry.ids = dict(row[n] or {})
-        entry.static = {k: (v[0], v[1]) for k, v in (row[n + 1] or {}).items()}
-        if row[n + 2]:
-            entry.track = new_track().restore(json.loads(row[n + 2]))
-        if row[n + 3]:
-            entry.gaps = new_gaps().restore(json.loads(row[n + 3]))
+        entry.meta = meta = VesselMeta(*value["m"])
+        entry.watched = bool(meta.gap_watch)
+        entry.ids = value.get("i", {})
+        entry.static = {k: (content, ts) for k, (content, ts) in value.get("s", {}).items()}
+        if "t" in value:
+            entry.track = new_track().restore(value["t"])
+        if "g" in value:
+            entry.gaps = new_gaps().restore(value["g"])
         return entry
+
+    @staticmethod
+    def meta_of(text: str) -> VesselMeta:
+        """The meta alone of a vessel's value (what its timers need)."""
+        return VesselMeta(*json.loads(text)["m"])
 
 
 def _murmur(code: int) -> int:
@@ -277,7 +275,7 @@ class ShardVessels:
         cache_limit: int = 0,
         switch: KeySwitch | None = None,
     ) -> None:
-        self._state = ctx.get_map_state(MapStateDescriptor(VESSELS_STATE, Types.LONG(), _vessel_row_type()))
+        self._state = ctx.get_map_state(MapStateDescriptor(VESSELS_STATE, Types.LONG(), Types.STRING()))
         self._new_track = new_track
         self._new_gaps = new_gaps
         self._shards = shards
@@ -324,21 +322,20 @@ class ShardVessels:
             if entry is None:
                 self._state.remove(mmsi)
             else:
-                self._state.put(mmsi, entry.to_row())
+                self._state.put(mmsi, entry.to_text())
         shard.dirty.clear()
 
     def _load(self, shard: _Shard) -> None:
         limit = self.cache_limit
-        n = len(_META_NAMES)
         for mmsi, row in self._state.items():
             self.vessels_held += 1
             if not limit or len(self.cache) < limit:
-                entry = _VesselEntry.from_row(row, self._new_track, self._new_gaps)
+                entry = _VesselEntry.from_text(row, self._new_track, self._new_gaps)
                 self.cache[mmsi] = entry
                 meta = entry.meta
                 assert meta is not None
             else:  # only what its timers need: the vessel stays in keyed state
-                meta = VesselMeta(*row[:n])
+                meta = _VesselEntry.meta_of(row)
                 if shard.complete:
                     shard.complete = False
                     self.incomplete += 1
@@ -385,7 +382,7 @@ class ShardVessels:
                 for mmsi in vessels:
                     row = self._state.get(mmsi)
                     if row is not None:
-                        cache[mmsi] = _VesselEntry.from_row(row, self._new_track, self._new_gaps)
+                        cache[mmsi] = _VesselEntry.from_text(row, self._new_track, self._new_gaps)
                         absent.discard(mmsi)
         finally:
             switch.back()
@@ -418,7 +415,7 @@ class ShardVessels:
             for number, entries in writes.items():
                 switch.to(self._keys[number])
                 for mmsi, entry in entries:
-                    self._state.put(mmsi, entry.to_row())
+                    self._state.put(mmsi, entry.to_text())
         finally:
             switch.back()
 

@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ListState;
@@ -20,8 +21,13 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.api.TimerService;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
@@ -95,6 +101,8 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
     private transient ValueState<Integer> revisionsHeld;
     private transient ListState<Long> seenState;
     private transient long seen;
+    /** The cells of this subtask with panes: the {@code cells_held} gauge. */
+    transient volatile long cellsHeld;
 
     /**
      * @param categories the ship type categories, comma-separated, in the order aggregates list
@@ -121,10 +129,9 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
                         .getMapState(new MapStateDescriptor<>(PANES_STATE, Types.LONG, TypeInformation.of(Pane.class)));
         revisions =
                 getRuntimeContext().getMapState(new MapStateDescriptor<>(REVISIONS_STATE, Types.LONG, Types.INT));
-        paneStarts =
-                getRuntimeContext()
-                        .getState(new ValueStateDescriptor<>(PANE_STARTS_STATE, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO));
+        paneStarts = getRuntimeContext().getState(paneStartsDescriptor());
         revisionsHeld = getRuntimeContext().getState(new ValueStateDescriptor<>(REVISIONS_HELD_STATE, Types.INT));
+        getRuntimeContext().getMetricGroup().gauge("cells_held", (Gauge<Long>) () -> cellsHeld);
     }
 
     @Override
@@ -168,6 +175,23 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             ((CellWindows) userFunction).watermark(mark.getTimestamp());
             super.processWatermark(mark);
         }
+
+        /** A restored subtask counts the cells its key groups hold (the gauge goes on from there). */
+        @Override
+        public void initializeState(StateInitializationContext context) throws Exception {
+            super.initializeState(context);
+            if (context.isRestored()) {
+                KeyedStateBackend<String> backend = getKeyedStateBackend();
+                backend.getOrCreateKeyedState(VoidNamespaceSerializer.INSTANCE, paneStartsDescriptor()); // registered first
+                try (Stream<String> cells = backend.getKeys(PANE_STARTS_STATE, VoidNamespace.INSTANCE)) {
+                    ((CellWindows) userFunction).cellsHeld = cells.count();
+                }
+            }
+        }
+    }
+
+    static ValueStateDescriptor<long[]> paneStartsDescriptor() {
+        return new ValueStateDescriptor<>(PANE_STARTS_STATE, PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
     }
 
     @Override
@@ -332,6 +356,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
             if (retired == sorted.size()) { // the cell holds nothing more (its revisions went first)
                 paneStarts.clear();
                 revisionsHeld.clear();
+                cellsHeld--;
             } else {
                 long[] left = new long[sorted.size() - retired];
                 for (int i = 0; i < left.length; i++) {
@@ -431,6 +456,7 @@ public final class CellWindows extends KeyedProcessFunction<String, Row, Row>
                 built[i] = sorted.get(i).getKey();
             }
             paneStarts.update(built);
+            cellsHeld++;
         }
         return sorted;
     }

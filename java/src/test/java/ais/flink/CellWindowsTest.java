@@ -167,9 +167,15 @@ class CellWindowsTest {
             }
             if (golden.has("state_left_at_end") && !golden.get("state_left_at_end").asBoolean()) {
                 assertEquals(0, keyedStateLeft(h), "keyed state left: " + golden.get("name").asText());
+            assertEquals(0, cellsHeld(h), "cells_held at the end: " + golden.get("name").asText());
                 assertEquals(0, h.numEventTimeTimers(), "timers left: " + golden.get("name").asText());
             }
         }
+    }
+
+    /** The {@code cells_held} gauge's value. */
+    static long cellsHeld(KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h) {
+        return ((CellWindows) ((CellWindows.Operator) h.getOperator()).getUserFunction()).cellsHeld;
     }
 
     /** The keys holding any of the operator's keyed states (the heap backend counts its entries). */
@@ -200,16 +206,19 @@ class CellWindowsTest {
         golden.get("steps").forEach(steps::add);
         for (int cut = 1; cut < steps.size(); cut++) {
             OperatorSubtaskState snapshot;
+            long cellsBefore;
             try (KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(golden.get("spec"))) {
                 h.open();
                 for (int i = 0; i < cut; i++) {
                     step(h, steps.get(i), slide(golden));
                 }
                 snapshot = h.snapshot(1L, 1L);
+                cellsBefore = cellsHeld(h);
             }
             try (KeyedOneInputStreamOperatorTestHarness<String, Row, Row> h = harness(golden.get("spec"))) {
                 h.initializeState(snapshot);
                 h.open();
+                assertEquals(cellsBefore, cellsHeld(h), golden.get("name").asText() + ", cells after step " + cut);
                 // A restored operator's watermark starts from nothing: the contributions that
                 // come first are judged against the highest one seen before the snapshot.
                 for (int i = cut; i < steps.size(); i++) {

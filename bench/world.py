@@ -56,6 +56,14 @@ def _checkpoints(port: int, seen: dict[int, dict[str, Any]]) -> None:
         pass
 
 
+def _lines(path: Path) -> int:
+    n = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            n += chunk.count(b"\n")
+    return n
+
+
 def run_one(vessels: int, backend: str, extra: list[str]) -> dict[str, Any]:
     feed = world_feed(vessels)
     out = OUT / f"world-{vessels}-{backend}"
@@ -78,6 +86,10 @@ def run_one(vessels: int, backend: str, extra: list[str]) -> dict[str, Any]:
     if proc.returncode != 0:
         raise RuntimeError(f"{shown(cmd)} failed (exit {proc.returncode}): {err[-2000:]}")
     summary = json.loads((out / "summary.json").read_text())
+    aggregates = 0
+    for part in (out / "aggregates").rglob("*"):
+        if part.is_file() and not part.name.startswith((".", "_")):
+            aggregates += _lines(part)
     shutil.rmtree(out, ignore_errors=True)
     full = [int(c["state_size"]) for c in checkpoints.values()]
     incremental = [int(c["checkpointed_size"]) for c in checkpoints.values()]
@@ -90,6 +102,7 @@ def run_one(vessels: int, backend: str, extra: list[str]) -> dict[str, Any]:
         "seconds": summary["seconds"],
         "wall": wall,
         "rss_mb": peak / 1024,
+        "aggregates": aggregates,
         "checkpoints": len(checkpoints),
         "full_mb": max(full, default=0) / 2**20,
         "incremental_mb": statistics.median(incremental) / 2**20 if incremental else 0.0,
@@ -101,13 +114,14 @@ def run_one(vessels: int, backend: str, extra: list[str]) -> dict[str, Any]:
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| vessels (lines) | state backend | lines/s | peak RSS (process tree) | full checkpoint | "
-        "median incremental checkpoint | longest checkpoint | every line accounted for |\n"
-        "|---|---|---|---|---|---|---|---|\n"
+        "median incremental checkpoint | longest checkpoint | aggregates written | every line accounted for |\n"
+        "|---|---|---|---|---|---|---|---|---|\n"
     )
     body = "".join(
         f"| {r['vessels']:,} ({r['lines']:,}) | {r['backend']} | {r['lines'] / r['seconds']:,.0f} | "
         f"{r['rss_mb']:,.0f} MB | {r['full_mb']:,.1f} MB | {r['incremental_mb']:,.1f} MB | "
-        f"{r['longest_checkpoint_s']:.1f} s | {'yes' if r['accounted'] == r['lines'] else 'NO'} |\n"
+        f"{r['longest_checkpoint_s']:.1f} s | {r['aggregates']:,} | "
+        f"{'yes' if r['accounted'] == r['lines'] else 'NO'} |\n"
         for r in rows
     )
     commands = "".join(f"- `{r['cmd']}`\n" for r in rows)

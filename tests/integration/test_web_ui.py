@@ -1,7 +1,9 @@
 """The Flink web UI in a real browser: the job runs locally (watching a directory, so it stays up)
 and headless Chromium (Debian's package, installed by `make test`'s set-up) opens the job's page.
-The page shows the job, its named operators and their metrics; the screenshot is kept in
-build/test-artifacts/ (web-ui-job.png)."""
+The page shows the job, its named operators and their metrics, and the state gauges (vessels held,
+vessels in the Python cache, cells with panes) added on the operators' Metrics tabs as a person
+adds them, driven over the DevTools protocol; the screenshots are kept in build/test-artifacts/
+(web-ui-job.png, web-ui-state-gauges.png)."""
 
 from __future__ import annotations
 
@@ -19,8 +21,12 @@ from ais_pipeline.config import SAMPLE_INPUT
 from tests.support.jobs import ROOT, RUNNING_KEPT
 from tests.support.kafka import operator_metrics, rest
 from tests.support.servers import free_port
+from tests.support.web import DevTools, gauges_in_web_ui
 
 pytestmark = pytest.mark.integration
+# The gauges of the job's state, as the web UI names them (subtask 0 of a run at parallelism 1).
+DEDUP_GAUGES = ["0.dedup_by_MMSI.vessels_held", "0.dedup_by_MMSI.vessels_cached", "0.dedup_by_MMSI.dedup_keys_held"]
+CELL_GAUGES = ["0.cell_windows_(keyed_by_cell).cells_held"]
 ARTIFACTS = ROOT / "build" / "test-artifacts"
 # Offline: no update checks, no background requests; --no-sandbox because tests run as root.
 CHROMIUM_FLAGS = [
@@ -83,6 +89,17 @@ def test_job_page_shows_the_job_its_named_operators_and_their_metrics(tmp_path: 
         shot.unlink(missing_ok=True)
         chromium(f"--screenshot={shot}", page)
         dom = chromium("--dump-dom", page)
+        # The state gauges, added on the operators' Metrics tabs as a person adds them.
+        vertices = {v["name"]: v["id"] for v in rest(base, f"/jobs/{job}")["vertices"]}
+        dedup = next(v for name, v in vertices.items() if "dedup by MMSI" in name)
+        windows = next(v for name, v in vertices.items() if name.startswith("cell windows"))
+        binary = shutil.which("chromium") or shutil.which("chromium-browser")
+        assert binary is not None
+        with DevTools(binary) as browser:
+            shown = gauges_in_web_ui(browser, f"{base}/#/job/running/{job}/overview/{dedup}/metrics", DEDUP_GAUGES)
+            browser.screenshot(str(ARTIFACTS / "web-ui-state-gauges.png"))
+            shown |= gauges_in_web_ui(browser, f"{base}/#/job/running/{job}/overview/{windows}/metrics", CELL_GAUGES)
+        by_rest = operator_metrics(base, job, {m.rsplit(".", 1)[-1] for m in DEDUP_GAUGES + CELL_GAUGES})
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=60)
@@ -100,3 +117,8 @@ def test_job_page_shows_the_job_its_named_operators_and_their_metrics(tmp_path: 
         assert operator in dom, operator
     # The vertex table's metrics: the source read the sample's 10,000 lines.
     assert "Records Received" in dom and "10,000" in dom
+    # Every state gauge shows what the REST API says; the sample's vessels all fit the vessel cache.
+    values = {name.rsplit(".", 1)[-1]: int(float(value)) for name, value in shown.items()}
+    assert values == {name: int(value) for name, value in by_rest.items()}
+    assert values["vessels_held"] == values["vessels_cached"] == values["dedup_keys_held"] > 0
+    assert values["cells_held"] > 0

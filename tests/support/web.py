@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from typing import Any
 
 from tests.support.jobs import RUNNING_KEPT
 from tests.support.kafka import rest
@@ -80,3 +81,137 @@ def web_ui_view(port: int) -> dict[str, object]:
                 view[metric] = sum(int(v["value"]) for v in values)  # type: ignore[union-attr]
         vertices[vertex["name"]] = view
     return {"state": job["state"], "vertices": vertices}
+
+
+class DevTools:
+    """Headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``:
+    commands in on descriptor 3, replies out on 4, each JSON and a NUL), to do what a person does
+    on a page: type into a field, pick from a list, press a button, and read what it then shows."""
+
+    def __init__(self, binary: str, window: str = "1400,1000") -> None:
+        import os
+        import subprocess
+
+        commands_r, commands_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+
+        def descriptors() -> None:  # in the child: the pipe ends as descriptors 3 and 4, inherited
+            a, b = os.dup(commands_r), os.dup(replies_w)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        flags += ["--disable-component-update", f"--window-size={window}", "--remote-debugging-pipe"]
+        self.proc = subprocess.Popen(
+            [binary, *flags, "about:blank"],
+            preexec_fn=descriptors,
+            close_fds=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(commands_r)
+        os.close(replies_w)
+        self._out, self._in = commands_w, replies_r
+        self._id = 0
+        self._buffer = b""
+        self.session = ""
+
+    def __enter__(self) -> DevTools:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import os
+
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+        os.close(self._out)
+        os.close(self._in)
+
+    def send(self, method: str, params: dict[str, object] | None = None, session: bool = True) -> dict[str, Any]:
+        import os
+        import select
+
+        self._id += 1
+        message: dict[str, object] = {"id": self._id, "method": method, "params": params or {}}
+        if session and self.session:
+            message["sessionId"] = self.session
+        os.write(self._out, json.dumps(message).encode() + b"\0")
+        while True:
+            while b"\0" not in self._buffer:
+                ready, _, _ = select.select([self._in], [], [], 60)
+                chunk = os.read(self._in, 1 << 16) if ready else b""
+                if not chunk:
+                    raise RuntimeError(f"chromium gave no answer to {method}")
+                self._buffer += chunk
+            raw, self._buffer = self._buffer.split(b"\0", 1)
+            reply = json.loads(raw)
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})  # type: ignore[no-any-return]
+
+    def open(self, url: str) -> None:
+        target = self.send("Target.createTarget", {"url": url}, session=False)["targetId"]
+        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)[
+            "sessionId"
+        ]
+
+    def run(self, script: str) -> Any:
+        """A script's value on the page (a function body: ``return`` gives the value)."""
+        expression = f"(() => {{ {script} }})()"
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})["result"]
+        return result.get("value")
+
+    def until(self, script: str, timeout_s: float = 30) -> Any:
+        """A script's value once it is truthy."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            value = self.run(script)
+            if value:
+                return value
+            time.sleep(0.5)
+        raise AssertionError(f"the page never showed: {script}")
+
+    def screenshot(self, path: str) -> None:
+        import base64
+
+        with open(path, "wb") as fh:
+            fh.write(base64.b64decode(self.send("Page.captureScreenshot")["data"]))
+
+
+def gauges_in_web_ui(browser: DevTools, page: str, names: list[str]) -> dict[str, str]:
+    """On the Metrics tab of an operator of the web UI (``page``), each metric of ``names`` added
+    as a person adds it (its name typed into "Add Metric", picked from the list), shown as a
+    number: what each card shows."""
+    browser.open(page)
+    browser.until("return document.querySelector('nz-select .ant-select-selector') !== null")
+    for name in names:
+        browser.run(
+            "const s = document.querySelector('nz-select .ant-select-selector');"
+            " s.dispatchEvent(new MouseEvent('mousedown', {bubbles: true})); s.click(); return 1;"
+        )
+        browser.run(
+            "const i = document.querySelector('nz-select input');"
+            f" i.value = {json.dumps(name)}; i.dispatchEvent(new Event('input', {{bubbles: true}})); return 1;"
+        )
+        browser.until(
+            "const o = Array.from(document.querySelectorAll('nz-option-item'))"
+            f".find(e => e.innerText.trim() === {json.dumps(name)}); if (o) {{ o.click(); return 1; }} return 0;"
+        )
+        browser.until(
+            "return Array.from(document.querySelectorAll('flink-job-chart .title .text'))"
+            f".some(e => e.getAttribute('title') === {json.dumps(name)});"
+        )
+    browser.run(
+        "for (const b of document.querySelectorAll('flink-job-chart label, flink-job-chart button'))"
+        " { if (b.innerText.trim() === 'Numeric') { b.click(); } } return 1;"
+    )
+    return browser.until(  # type: ignore[no-any-return]
+        "const shown = {}; for (const c of document.querySelectorAll('flink-job-chart')) {"
+        " const t = c.querySelector('.title .text').getAttribute('title');"
+        " const n = c.innerText.split('\\n').map(s => s.trim()).find(s => /^-?[0-9.]+$/.test(s));"
+        " if (n === undefined) { return null; } shown[t] = n; }"
+        f" return Object.keys(shown).length === {len(names)} ? shown : null;"
+    )

@@ -333,13 +333,15 @@ class DedupVessel(KeyedProcessFunction):
         watermark = ctx.timer_service().current_watermark()
         final = watermark > END_OF_INPUT_TIMER  # the input's end: no time passed
         # The shard's timers up to the watermark in one call, in the order Flink fires them.
-        for ts, due in self.store.due_until(timestamp, watermark):
-            self.store.prefetch(due)
+        store = self.store
+        for ts, due in store.due_until(timestamp, watermark):
+            store.prefetch(due)
             for mmsi in sorted(due):
-                if self.store.holds(mmsi):
-                    logic.on_timer(self.store.vessel(mmsi), ts, mmsi, final)
+                if store.holds(mmsi):
+                    logic.on_timer(store.vessel(mmsi), ts, mmsi, final)
                     panes.extend(logic.released)
                     logic.released.clear()
+            store.evict()  # a watermark that jumps (the input's end) may make every vessel due
         yield from self._emit(panes, _Batch())
 
     def show_keys_held(self) -> None:

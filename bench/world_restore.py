@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -73,15 +72,31 @@ def completed(job: str) -> list[dict[str, Any]]:
         return []
 
 
-def submit(folder: Path, out: Path, savepoint: str = "") -> tuple[str, float]:
-    env = dict(os.environ, FLINK_RUN_ARGS=f"-d -s {savepoint}" if savepoint else "-d")
+def running_jobs() -> set[str]:
+    try:
+        return {j["jid"] for j in _get("/jobs/overview")["jobs"] if j["state"] == "RUNNING"}
+    except (OSError, ValueError, KeyError):
+        return set()
+
+
+def submit(folder: Path, out: Path, savepoint: str = "") -> tuple[str, float, subprocess.Popen[bytes]]:
+    """The job on the cluster (``flink run``, left running in the background: a file run waits for
+    its job), its id from the REST API, and when it was submitted."""
+    env = dict(os.environ, FLINK_RUN_ARGS=f"-s {savepoint}" if savepoint else "")
     cmd = ["bash", str(CLUSTER), "submit", "--input", str(folder), "--follow", "--output", str(out), *FLAGS]
+    before = running_jobs()
     started = time.monotonic()
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
-    found = re.search(r"([0-9a-f]{32})", done.stdout)
-    if not found:
-        raise RuntimeError(done.stdout[-2000:] + done.stderr[-2000:])
-    return found.group(1), started
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    found: list[str] = []
+
+    def new_job() -> bool:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{' '.join(cmd)} ended (exit {proc.returncode}) before its job ran")
+        found[:] = sorted(running_jobs() - before)
+        return bool(found)
+
+    wait_for("the job", new_job, 600)
+    return found[0], started, proc
 
 
 def checkpoint_after(job: str, mark: float) -> dict[str, Any]:
@@ -129,7 +144,7 @@ def run(vessels: int) -> dict[str, Any]:
     with (folder / "01-world.json").open("w") as fh:
         for line in world_lines(vessels):
             fh.write(line + "\n")
-    job, _ = submit(folder, out)
+    job, _, first = submit(folder, out)
     wait_for("the feed", lambda: arrived(job) >= 2 * vessels, 7200)
     full = checkpoint_after(job, time.time())
     # A tenth of the vessels report again, an hour on: the checkpoint after them uploads what they changed.
@@ -155,12 +170,16 @@ def run(vessels: int) -> dict[str, Any]:
     wait_for("the savepoint", stopped, 1800)
     savepoint_s = time.monotonic() - started
     savepoint_bytes = sum(f.stat().st_size for f in Path(location.removeprefix("file:")).rglob("*") if f.is_file())
-    restored, submitted = submit(folder, out, location)
+    first.wait(timeout=300)  # the stopped job's `flink run` ends with it
+    restored, submitted, second = submit(folder, out, location)
     (folder / "03-later.json").write_text("\n".join(again(vessels, 0.0001, 4 * 3600, seed=3)) + "\n")
     wait_for("the first new line decided", lambda: arrived(restored) > 0, 1800)
     restore_s = time.monotonic() - submitted
     _post(f"/jobs/{restored}/stop", {"targetDirectory": (base / "savepoints").as_uri(), "drain": False})
-    time.sleep(5)
+    try:
+        second.wait(timeout=300)
+    except subprocess.TimeoutExpired:
+        second.kill()
     shutil.rmtree(base, ignore_errors=True)
     return {
         "vessels": vessels,

@@ -48,3 +48,11 @@ def test_a_flink_conf_without_them_adds_nothing(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("JVM_ARGS", "-Xmx2g")
     taskmanager_java_options(dataclasses.replace(PipelineConfig(), flink_conf_dir=tmp_path))
     assert os.environ["JVM_ARGS"] == "-Xmx2g"
+
+
+def test_a_local_run_on_rocksdb_caps_its_heap_before_the_users_options(monkeypatch: pytest.MonkeyPatch):
+    taskmanager_java_options(PipelineConfig(state_backend="rocksdb"))
+    assert os.environ["JVM_ARGS"] == f"{C2_LATER} -Xmx1g"
+    monkeypatch.setenv("JVM_ARGS", "-Xmx3g")
+    taskmanager_java_options(PipelineConfig(state_backend="rocksdb"))
+    assert os.environ["JVM_ARGS"] == f"{C2_LATER} -Xmx1g -Xmx3g"  # the user's, last, wins

@@ -9,6 +9,7 @@ run that writes a summary, a tally record on the ``tally`` side output.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -28,6 +29,8 @@ from ais_pipeline.rules.feeds import stamped_on_receipt
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import LaneBatch, VesselPane
+
+log = logging.getLogger(__name__)
 
 
 def _tag(name: str) -> OutputTag:
@@ -241,6 +244,10 @@ class DedupVessel(KeyedProcessFunction):
     def open(self, runtime_context: RuntimeContext) -> None:
         logic, limit = self.logic, self.cache_limit
         switch = key_switch(runtime_context) if limit else None
+        if limit and switch is None:
+            log.warning(
+                "--vessel-cache %d: no keyed state backend to reach here (process mode): every vessel is held", limit
+            )
         self.store = ShardVessels(runtime_context, logic.new_track, logic.new_gaps, self.shards, limit, switch)
         self.tallies = _Tallies(
             runtime_context,
@@ -270,6 +277,7 @@ class DedupVessel(KeyedProcessFunction):
         reports = wire_reports(batch)
         if not reports:  # a marker (an empty batch) for the key's shard: load it, or write it behind
             self.store.marker()
+            self.show_keys_held()
             return
         out = _Batch()
         panes: list[VesselPane] = []

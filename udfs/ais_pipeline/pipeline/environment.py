@@ -33,7 +33,7 @@ INCREMENTAL_CHECKPOINTS = "execution.checkpointing.incremental"
 def state_backend_settings(config: PipelineConfig) -> dict[str, str]:
     """What ``--state-backend`` sets for the job, on a local run and under ``flink run`` alike
     (nothing when it is not given: flink-conf's, or the cluster's, backend). RocksDB keeps the
-    state on local disk, its memory (block cache and write buffers) out of Flink's managed memory,
+    state on local disk, its memory (block cache and write buffers) within Flink's managed memory,
     and checkpoints incrementally: a checkpoint uploads the files written since the last one."""
     if config.state_backend is None:
         return {}
@@ -119,8 +119,9 @@ def taskmanager_java_options(config: PipelineConfig) -> None:
     On RocksDB the state is off the heap, and the heap is capped (``LOCAL_ROCKSDB_HEAP``): the JVM
     otherwise grows it towards a quarter of the machine's memory under the allocations of a large
     fleet, though what it holds stays small."""
-    options = flink_settings(config).get(TASKMANAGER_JAVA_OPTS, "")
-    if config.state_backend == "rocksdb":
+    settings = flink_settings(config)
+    options = settings.get(TASKMANAGER_JAVA_OPTS, "")
+    if settings.get(STATE_BACKEND) == "rocksdb":  # --state-backend rocksdb, or flink-conf's choice
         options = f"{options} {LOCAL_ROCKSDB_HEAP}".strip()
     current = os.environ.get("JVM_ARGS", "")
     if options and not current.startswith(options):

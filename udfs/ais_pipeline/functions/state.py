@@ -14,7 +14,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import fields
-from typing import Any
+from typing import Any, TypeVar
 
 from pyflink.common import Row, Types
 from pyflink.datastream.functions import RuntimeContext
@@ -29,6 +29,7 @@ from ais_pipeline.rules.multipart import PendingGroup
 from ais_pipeline.rules.records import TIME_UNKNOWN
 from ais_pipeline.rules.tracks import VesselTracks
 
+T = TypeVar("T")
 DEADLINE_GRAIN_MS = 1000  # multipart deadlines are checked on timers rounded up to the second
 
 
@@ -372,20 +373,12 @@ class ShardVessels:
                 continue
             absent.add(mmsi)
             wanted.setdefault(number, []).append(mmsi)
-        if not wanted:
-            return
-        switch = self._switch
-        assert switch is not None
-        try:
-            for number, vessels in wanted.items():
-                switch.to(self._keys[number])
-                for mmsi in vessels:
-                    row = self._state.get(mmsi)
-                    if row is not None:
-                        cache[mmsi] = _VesselEntry.from_text(row, self._new_track, self._new_gaps)
-                        absent.discard(mmsi)
-        finally:
-            switch.back()
+        for vessels in self._under_shard_keys(wanted):
+            for mmsi in vessels:
+                row = self._state.get(mmsi)
+                if row is not None:
+                    cache[mmsi] = _VesselEntry.from_text(row, self._new_track, self._new_gaps)
+                    absent.discard(mmsi)
 
     def evict(self) -> None:
         """At the end of a call: past the cache's limit, the vessels used longest ago leave
@@ -407,15 +400,21 @@ class ShardVessels:
                 writes.setdefault(number, []).append((mmsi, entry))
             elif entry.meta is None:  # made for a report that changed nothing: never in keyed state
                 self.vessels_held -= 1
-        if not writes:
+        for entries in self._under_shard_keys(writes):
+            for mmsi, entry in entries:
+                self._state.put(mmsi, entry.to_text())
+
+    def _under_shard_keys(self, by_shard: dict[int, list[T]]) -> Iterator[list[T]]:
+        """Each shard's items, with the keyed state backend under that shard's key while the
+        caller handles them; the call's own key again afterwards."""
+        if not by_shard:
             return
         switch = self._switch
         assert switch is not None
         try:
-            for number, entries in writes.items():
+            for number, items in by_shard.items():
                 switch.to(self._keys[number])
-                for mmsi, entry in entries:
-                    self._state.put(mmsi, entry.to_text())
+                yield items
         finally:
             switch.back()
 

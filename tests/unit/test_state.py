@@ -365,3 +365,45 @@ def test_a_restore_with_a_bounded_cache_holds_part_of_a_shard_and_registers_ever
     restored.prefetch(due)
     assert all(restored.holds(mmsi) for mmsi in due) and switch.switches == 1  # one switch for the shard
     assert restored.vessel(vessels[7]).meta() == VesselMeta(5212345, 412345, 420_000, 420_000, 420_000, 480_000)
+
+
+def test_firing_takes_each_vessels_timers_in_their_order_reading_each_vessel_once_with_a_bounded_cache():
+    ctx = FakeRuntimeContext()
+    store = new_store(ctx)
+    marker(ctx, store, 7)
+    vessels = [244000007 + 128 * i for i in range(6)]
+    for n, mmsi in enumerate(vessels):
+        a_vessel(store, mmsi, n * 1_000)  # its cleanup due at 60,000 + n * 1,000
+        vessel = store.vessel(mmsi)
+        meta = vessel.meta()
+        assert meta is not None
+        meta.hours_at = 200_000 - n * 1_000  # and its track's, latest first
+        vessel.set_meta(meta)
+    marker(ctx, store, 7)
+
+    restored, switch = bounded_store(ctx, 2)
+    marker(ctx, restored, 7)  # holds 2 of the 6 in Python
+    bound(ctx, restored, KEYS[0])
+    reads: list[int] = []
+    state = restored._state
+    get = state.get
+    state.get = lambda mmsi: reads.append(mmsi) or get(mmsi)  # type: ignore[method-assign]
+    fired: list[tuple[int, int]] = []
+
+    def on_timer(vessel: Any, ts: int, mmsi: int) -> None:
+        fired.append((mmsi, ts))
+        if ts == 200_000:  # the first vessel asks for one more timer, before the watermark
+            vessel.register_timer(300_000)
+        if ts == 300_000:
+            vessel.clear()  # gone: its later timers find nothing
+
+    restored.fire(60_000, 10**9, on_timer)
+    # Each vessel's timers in their order, the vessels in the order of their first timer due.
+    assert fired == [
+        (vessels[0], 60_000), (vessels[0], 200_000), (vessels[0], 300_000),
+        *[(mmsi, t) for n, mmsi in enumerate(vessels[1:], 1) for t in (60_000 + n * 1_000, 200_000 - n * 1_000)],
+    ]  # fmt: skip
+    assert len(reads) == len(set(reads)) >= 4  # no vessel read twice (each has timers due far apart)
+    assert switch.switches == len(reads)  # chunks of half the cache: one vessel each
+    assert restored.cached() <= 2 and ctx.key == KEYS[0]
+    assert list(restored.due_until(60_000, 10**9)) == []

@@ -340,16 +340,15 @@ class DedupVessel(KeyedProcessFunction):
         logic = self.logic
         watermark = ctx.timer_service().current_watermark()
         final = watermark > END_OF_INPUT_TIMER  # the input's end: no time passed
-        # The shard's timers up to the watermark in one call, in the order Flink fires them.
-        store = self.store
-        for ts, due in store.due_until(timestamp, watermark):
-            store.prefetch(due)
-            for mmsi in sorted(due):
-                if store.holds(mmsi):
-                    logic.on_timer(store.vessel(mmsi), ts, mmsi, final)
-                    panes.extend(logic.released)
-                    logic.released.clear()
-            store.evict()  # a watermark that jumps (the input's end) may make every vessel due
+
+        def fire(vessel: Any, ts: int, mmsi: int) -> None:
+            logic.on_timer(vessel, ts, mmsi, final)
+            panes.extend(logic.released)
+            logic.released.clear()
+
+        # Every timer up to the watermark in one call (a watermark that jumps, as at the input's
+        # end, may make every vessel due): each vessel's in their order, each vessel read once.
+        self.store.fire(timestamp, watermark, fire)
         yield from self._emit(panes, _Batch())
 
     def show_keys_held(self) -> None:

@@ -293,6 +293,7 @@ class ShardVessels:
         self.registered: dict[int, set[int]] = {}  # Flink key -> the times registered under it
         self.key = 0
         self.timer_service: Any = None
+        self._firing: tuple[int, int, list[int]] | None = None  # in fire(): vessel, watermark, its times due
         self.vessels_held = 0  # the vessels of all shards read, in Python or in keyed state
         self.watching = 0  # of them, those of which only what their gap needs is kept
 
@@ -441,7 +442,12 @@ class ShardVessels:
 
     def timer(self, ts: int, mmsi: int) -> None:
         """An event-time timer at ``ts`` for a vessel; Flink gets one per key and time, under the
-        current key."""
+        current key. One the vessel :meth:`fire` is firing asks for up to the watermark is taken
+        in the same firing."""
+        firing = self._firing
+        if firing is not None and firing[0] == mmsi and ts <= firing[1]:
+            heapq.heappush(firing[2], ts)
+            return
         due = self.due.get(ts)
         if due is None:
             due = self.due[ts] = set()
@@ -471,6 +477,44 @@ class ShardVessels:
                 registered.discard(ts)
                 self.timer_service.delete_event_time_timer(ts)
             yield ts, due
+
+    def fire(self, fired: int, watermark: int, on_timer: Callable[[_VesselView, int, int], None]) -> None:
+        """When a Flink timer of the current key fires (at ``fired``): ``on_timer(vessel, time,
+        mmsi)`` for every vessel's timers due up to the watermark (:meth:`due_until`), vessel by
+        vessel, each vessel's in their order (with those it asks for meanwhile up to the
+        watermark), the vessels in the order of their first timer due. A vessel's timers depend on
+        that vessel alone, so each sees what :meth:`due_until`'s order gives it; but a vessel with
+        several timers due (all of them, at the input's end) is read from keyed state once, not
+        once per timer. The vessels are read in chunks of half the cache (one switch to each
+        shard's key per chunk), and the cache is trimmed after each chunk."""
+        by_vessel: dict[int, list[int]] = {}
+        for ts, due in self.due_until(fired, watermark):
+            for mmsi in sorted(due):
+                times = by_vessel.get(mmsi)
+                if times is None:
+                    by_vessel[mmsi] = [ts]
+                else:
+                    times.append(ts)  # ascending: a heap
+        vessels = list(by_vessel)
+        step = max(1, self.cache_limit // 2) if self.cache_limit else max(1, len(vessels))
+        cache = self.cache
+        try:
+            for start in range(0, len(vessels), step):
+                chunk = vessels[start : start + step]
+                self.prefetch(chunk)
+                for mmsi in chunk:
+                    times = by_vessel[mmsi]
+                    self._firing = (mmsi, watermark, times)
+                    last = None
+                    while times and mmsi in cache:  # a vessel cleared meanwhile has no timers left
+                        ts = heapq.heappop(times)
+                        if ts != last:
+                            last = ts
+                            on_timer(self.vessel(mmsi), ts, mmsi)
+                self._firing = None
+                self.evict()
+        finally:
+            self._firing = None
 
     def keys_held(self) -> int:
         """The vessels held with their dedup state (not those kept only for their gap)."""

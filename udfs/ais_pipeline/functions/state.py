@@ -261,8 +261,9 @@ class ShardVessels:
     A vessel's timer is kept in one map of this instance, time -> vessels due (all of its shards
     are read here), and registered in Flink under the key current when the vessel asks for it
     (one Flink timer per key and time). The first Flink timer of a watermark's advance to fire
-    takes every vessel due up to the watermark, in time order (:meth:`due_until`): so a vessel's
-    timers are taken in their order whatever keys they were registered under (a shard's load
+    takes every vessel due up to the watermark, in time order (:meth:`due_until`), and fires them
+    vessel by vessel (:meth:`fire`): so a vessel's timers are taken in their order whatever keys
+    they were registered under (a shard's load
     registers its vessels' timers again under the shard's own key, beside those restored under
     the batches' keys, which may now be on another subtask and then find nothing due).
     """

@@ -389,6 +389,7 @@ def test_firing_takes_each_vessels_timers_in_their_order_reading_each_vessel_onc
     get = state.get
     state.get = lambda mmsi: reads.append(mmsi) or get(mmsi)  # type: ignore[method-assign]
     fired: list[tuple[int, int]] = []
+    chunks = 0
 
     def on_timer(vessel: Any, ts: int, mmsi: int) -> None:
         fired.append((mmsi, ts))
@@ -397,13 +398,14 @@ def test_firing_takes_each_vessels_timers_in_their_order_reading_each_vessel_onc
         if ts == 300_000:
             vessel.clear()  # gone: its later timers find nothing
 
-    restored.fire(60_000, 10**9, on_timer)
+    for _ in restored.fire(60_000, 10**9, on_timer):
+        chunks += 1
     # Each vessel's timers in their order, the vessels in the order of their first timer due.
     assert fired == [
         (vessels[0], 60_000), (vessels[0], 200_000), (vessels[0], 300_000),
         *[(mmsi, t) for n, mmsi in enumerate(vessels[1:], 1) for t in (60_000 + n * 1_000, 200_000 - n * 1_000)],
     ]  # fmt: skip
     assert len(reads) == len(set(reads)) >= 4  # no vessel read twice (each has timers due far apart)
-    assert switch.switches == len(reads)  # chunks of half the cache: one vessel each
+    assert switch.switches == len(reads) and chunks == 6  # chunks of half the cache: one vessel each
     assert restored.cached() <= 2 and ctx.key == KEYS[0]
     assert list(restored.due_until(60_000, 10**9)) == []

@@ -347,9 +347,11 @@ class DedupVessel(KeyedProcessFunction):
             logic.released.clear()
 
         # Every timer up to the watermark in one call (a watermark that jumps, as at the input's
-        # end, may make every vessel due): each vessel's in their order, each vessel read once.
-        self.store.fire(timestamp, watermark, fire)
-        yield from self._emit(panes, _Batch())
+        # end, may make every vessel due): each vessel's in their order, each vessel read once,
+        # and what each chunk of vessels released emitted before the next one is read.
+        for _ in self.store.fire(timestamp, watermark, fire):
+            yield from self._emit(panes, _Batch())
+            panes.clear()
 
     def show_keys_held(self) -> None:
         store = self.store

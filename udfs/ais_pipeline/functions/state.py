@@ -479,7 +479,7 @@ class ShardVessels:
                 self.timer_service.delete_event_time_timer(ts)
             yield ts, due
 
-    def fire(self, fired: int, watermark: int, on_timer: Callable[[_VesselView, int, int], None]) -> None:
+    def fire(self, fired: int, watermark: int, on_timer: Callable[[_VesselView, int, int], None]) -> Iterator[None]:
         """When a Flink timer of the current key fires (at ``fired``): ``on_timer(vessel, time,
         mmsi)`` for every vessel's timers due up to the watermark (:meth:`due_until`), vessel by
         vessel, each vessel's in their order (with those it asks for meanwhile up to the
@@ -487,7 +487,8 @@ class ShardVessels:
         that vessel alone, so each sees what :meth:`due_until`'s order gives it; but a vessel with
         several timers due (all of them, at the input's end) is read from keyed state once, not
         once per timer. The vessels are read in chunks of half the cache (one switch to each
-        shard's key per chunk), and the cache is trimmed after each chunk."""
+        shard's key per chunk), and the cache is trimmed after each chunk; it yields after each
+        chunk, so that the caller emits what the chunk released before the next one."""
         by_vessel: dict[int, list[int]] = {}
         for ts, due in self.due_until(fired, watermark):
             for mmsi in sorted(due):
@@ -514,6 +515,7 @@ class ShardVessels:
                             on_timer(self.vessel(mmsi), ts, mmsi)
                 self._firing = None
                 self.evict()
+                yield
         finally:
             self._firing = None
 

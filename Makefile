@@ -59,12 +59,14 @@ lint: setup
 # input at 10,000 lines/s, its memory over 16 minutes, into docs/live-feeds.md (bench/live.py);
 # then scaling: the Kafka job on the standalone cluster (two one-slot TaskManagers) at parallelism
 # 1 and 2 (bench/scale.py); then the world's fleet: generated world feeds of 10k, 100k and 1M vessels on
-# each state backend (bench/world.py). A restore of the world's fleet: python -m bench.world_restore.
+# each state backend (bench/world.py), and a restore of a million vessels on the standalone cluster
+# (bench/world_restore.py).
 bench: setup
 	$(PY) -m bench.files --write-docs $(ARGS)
 	$(PY) -m bench.live --write-docs
 	$(PY) -m bench.scale --write-docs
 	$(PY) -m bench.world --write-docs
+	$(PY) -m bench.world_restore --write-docs
 
 # JVM options against the job's cost and start-up, taken in turns (bench/jvm_options.py): the
 # class data sharing archive, C1 only, the serial collector.

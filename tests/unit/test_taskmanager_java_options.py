@@ -9,7 +9,12 @@ import pytest
 import yaml
 
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.pipeline.environment import TASKMANAGER_JAVA_OPTS, flink_settings, taskmanager_java_options
+from ais_pipeline.pipeline.environment import (
+    TASKMANAGER_JAVA_OPTS,
+    flink_settings,
+    state_backend_settings,
+    taskmanager_java_options,
+)
 from ais_pipeline.resources import FLINK_CONF
 
 pytestmark = pytest.mark.unit
@@ -56,3 +61,20 @@ def test_a_local_run_on_rocksdb_caps_its_heap_before_the_users_options(monkeypat
     monkeypatch.setenv("JVM_ARGS", "-Xmx3g")
     taskmanager_java_options(PipelineConfig(state_backend="rocksdb"))
     assert os.environ["JVM_ARGS"] == f"{C2_LATER} -Xmx1g -Xmx3g"  # the user's, last, wins
+
+
+def test_rocksdb_comes_with_incremental_checkpoints_managed_memory_partitioned_indexes_and_bloom_filters():
+    settings = flink_settings(PipelineConfig(state_backend="rocksdb"))
+    assert {k: v for k, v in settings.items() if k.startswith(("state.", "execution.checkpointing.incr"))} == {
+        "state.backend.type": "rocksdb",
+        "execution.checkpointing.incremental": "true",
+        "state.backend.rocksdb.memory.managed": "true",
+        "state.backend.rocksdb.memory.partitioned-index-filters": "true",
+        "state.backend.rocksdb.use-bloom-filter": "true",
+    }
+    assert state_backend_settings(PipelineConfig(state_backend="hashmap")) == {"state.backend.type": "hashmap"}
+    conf = yaml.safe_load((FLINK_CONF / "config.yaml").read_text())  # and for a cluster that picks RocksDB there
+    assert conf["state"]["backend"]["rocksdb"] == {
+        "memory": {"partitioned-index-filters": True},
+        "use-bloom-filter": True,
+    }

@@ -96,7 +96,14 @@ def output_lines(directory: Path) -> Iterator[str]:
 
 def read_records(directory: Path) -> list[dict[str, object]]:
     """Every record of one output directory (:func:`output_parts`), JSON Lines or GeoParquet."""
-    return [record for path in output_parts(directory) for record in _part_records(path)]
+    return list(iter_records(directory))
+
+
+def iter_records(directory: Path) -> Iterator[dict[str, object]]:
+    """The records of one output directory one at a time: what a figure over a large output
+    (a million vessels' positions) reads without holding them all."""
+    for path in output_parts(directory):
+        yield from _part_records(path)
 
 
 def read_tallies(directory: Path) -> Counter[str]:
@@ -128,11 +135,19 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     summary["bad_fixes"] = count_records(output_dir / "bad_fixes")
     # The static records of the static reports read; those made beside archive rows are apart.
     summary["static_kept"] = count_records(output_dir / "static") - int(summary["static_from_rows"])  # type: ignore[call-overload]
-    dead = read_records(output_dir / "dead_letter")
-    summary["dead_letter"] = dict(sorted(Counter(str(d["reason"]) for d in dead).items()))
-    # A dead letter of the input counts its lines; one of a store (an aggregate DynamoDB refused) none.
-    summary["dead_letter_lines"] = sum(str(d["raw"]).count("\n") + 1 for d in dead if d["reason"] not in STORE_REASONS)
-    late = Counter(str(r["window"]) for r in read_records(output_dir / "late"))
+    reasons: Counter[str] = Counter()
+    dead_lines = 0
+    future: list[dict[str, object]] = []  # the dead letters the receivers' figures count
+    for dead in iter_records(output_dir / "dead_letter"):
+        reasons[str(dead["reason"])] += 1
+        if dead["reason"] == "future_timestamp":
+            future.append(dead)
+        # A dead letter of the input counts its lines; one of a store (an aggregate DynamoDB refused) none.
+        if dead["reason"] not in STORE_REASONS:
+            dead_lines += str(dead["raw"]).count("\n") + 1
+    summary["dead_letter"] = dict(sorted(reasons.items()))
+    summary["dead_letter_lines"] = dead_lines
+    late = Counter(str(r["window"]) for r in iter_records(output_dir / "late"))
     summary["late_records"] = {"tumbling": late.get("tumbling", 0), "sliding": late.get("sliding", 0)}
     # Vessel time too late for its tumbling window: dropped, and counted here.
     summary["late_hours"] = hours(int(totals.get(LATE_VESSEL_MS, 0)))
@@ -142,7 +157,7 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
         int(totals.get("duplicates_near", 0)),
     )
     summary["accounted_lines"] = accounted_lines(summary)
-    summary["receivers"] = by_receiver(tallies, dead)
+    summary["receivers"] = by_receiver(tallies, future)
     summary["per_minute"] = per_minute(tallies, output_dir)
     return summary
 
@@ -155,7 +170,7 @@ def per_minute(tallies: Counter[str], output_dir: Path) -> dict[str, dict[str, i
         figure, sep, minute = name.partition("@")
         if sep and not name.startswith(RECEIVER_TALLY):
             minutes.setdefault(int(minute), Counter())[figure] += n
-    for record in read_records(output_dir / "positions"):
+    for record in iter_records(output_dir / "positions"):
         ts = parse_iso_ms(str(record["timestamp"]))
         minutes.setdefault(ts - ts % 60_000, Counter())["positions_kept"] += 1
     figures = ("positions_kept", "duplicates_exact", "duplicates_near", "late")

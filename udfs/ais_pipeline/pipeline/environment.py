@@ -34,13 +34,20 @@ def state_backend_settings(config: PipelineConfig) -> dict[str, str]:
     """What ``--state-backend`` sets for the job, on a local run and under ``flink run`` alike
     (nothing when it is not given: flink-conf's, or the cluster's, backend). RocksDB keeps the
     state on local disk, its memory (block cache and write buffers) within Flink's managed memory,
-    and checkpoints incrementally: a checkpoint uploads the files written since the last one."""
+    and checkpoints incrementally: a checkpoint uploads the files written since the last one.
+
+    Its index and filter blocks are partitioned, and its files have Bloom filters: a block cache
+    smaller than the state's index blocks otherwise reads a file's whole index (about 250 KB at a
+    million vessels) again for every point read that misses the cache, and the end of a million
+    vessels' input, which reads each vessel back once, ran at about 1,000 vessels a second."""
     if config.state_backend is None:
         return {}
     settings = {STATE_BACKEND: config.state_backend}
     if config.state_backend == "rocksdb":
         settings[INCREMENTAL_CHECKPOINTS] = "true"
         settings["state.backend.rocksdb.memory.managed"] = "true"
+        settings["state.backend.rocksdb.memory.partitioned-index-filters"] = "true"
+        settings["state.backend.rocksdb.use-bloom-filter"] = "true"
     return settings
 
 

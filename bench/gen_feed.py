@@ -13,7 +13,9 @@ malformed lines, in arrival order.
   3 % only by the satellite (late reports, which re-fire their windows).
 - A block of 500 consecutive lines is delivered twice (a consumer's redelivery after a restart),
   and 0.1 % of lines are damaged (a wrong checksum, or cut short).
-The vessel count grows with the size, so that a larger feed is more traffic over the same hour.
+The vessel count grows with the size, so that a larger feed is more traffic over the same hour;
+``--vessels N`` sets it instead (a feed of many vessels then covers less time), ``--receivers N``
+the shore receivers.
 
 ``--format noaa`` writes the same vessel model as a NOAA MarineCadastre day does (the layout from
 2025): one row per position report, in time order, with the vessel's static fields on every row;
@@ -76,42 +78,47 @@ def transmissions(rng: random.Random, vessels: int, seconds: int) -> Iterator[tu
                 next_static=rng.uniform(0, 360),
             )
         )
+    # Each vessel's next transmission in a heap: at a time, vessels in their order, a position
+    # before a static report (as a scan of the whole fleet at each time would take them, in a
+    # time that grows with the transmissions, not with the transmissions times the fleet).
+    due = [(v.next_position, i, 0) for i, v in enumerate(fleet)] + [(v.next_static, i, 1) for i, v in enumerate(fleet)]
+    heapq.heapify(due)
     group = 0
-    t = 0.0
-    while t < seconds:
-        due = min(min(v.next_position, v.next_static) for v in fleet)
-        t = due
+    while due:
+        t, i, kind = heapq.heappop(due)
         if t >= seconds:
             break
-        for v in fleet:
-            if v.next_position <= t:
-                step = 10.0 if v.speed > 0 else 180.0
-                if not v.class_a:
-                    step = 30.0
-                hours = step / 3600
-                v.lat += v.speed * hours / 60 * math.cos(math.radians(v.course))
-                v.lon += v.speed * hours / 60 * math.sin(math.radians(v.course)) / math.cos(math.radians(v.lat))
-                fields: dict[str, Any] = {
-                    "type": (1 if v.speed > 0 else 3) if v.class_a else 18,
-                    "mmsi": v.mmsi,
-                    "lat": round(v.lat, 5),
-                    "lon": round(v.lon, 5),
-                    "speed": round(v.speed, 1),
-                    "course": round(v.course, 1),
-                    "heading": int(v.course) % 360,
-                }
-                yield t, _sentences(fields, 0), "position"
-                v.next_position = t + step
-            if v.next_static <= t:
-                group += 1
-                if v.class_a:
-                    fields = {"type": 5, "mmsi": v.mmsi, "shipname": v.name, "callsign": f"C{v.mmsi % 10000}"}
-                    fields |= {"destination": "ROTTERDAM", "ship_type": 70, "draught": 7.5}
-                    yield t, _sentences(fields, group % 10), f"group:{group}"
-                else:
-                    yield t, _sentences({"type": 24, "mmsi": v.mmsi, "partno": 0, "shipname": v.name}, 0), "static"
-                    yield t, _sentences({"type": 24, "mmsi": v.mmsi, "partno": 1, "ship_type": 37}, 0), "static"
-                v.next_static = t + 360.0
+        v = fleet[i]
+        if kind == 0:
+            step = 10.0 if v.speed > 0 else 180.0
+            if not v.class_a:
+                step = 30.0
+            hours = step / 3600
+            v.lat += v.speed * hours / 60 * math.cos(math.radians(v.course))
+            v.lon += v.speed * hours / 60 * math.sin(math.radians(v.course)) / math.cos(math.radians(v.lat))
+            fields: dict[str, Any] = {
+                "type": (1 if v.speed > 0 else 3) if v.class_a else 18,
+                "mmsi": v.mmsi,
+                "lat": round(v.lat, 5),
+                "lon": round(v.lon, 5),
+                "speed": round(v.speed, 1),
+                "course": round(v.course, 1),
+                "heading": int(v.course) % 360,
+            }
+            yield t, _sentences(fields, 0), "position"
+            v.next_position = t + step
+            heapq.heappush(due, (v.next_position, i, 0))
+        else:
+            group += 1
+            if v.class_a:
+                fields = {"type": 5, "mmsi": v.mmsi, "shipname": v.name, "callsign": f"C{v.mmsi % 10000}"}
+                fields |= {"destination": "ROTTERDAM", "ship_type": 70, "draught": 7.5}
+                yield t, _sentences(fields, group % 10), f"group:{group}"
+            else:
+                yield t, _sentences({"type": 24, "mmsi": v.mmsi, "partno": 0, "shipname": v.name}, 0), "static"
+                yield t, _sentences({"type": 24, "mmsi": v.mmsi, "partno": 1, "ship_type": 37}, 0), "static"
+            v.next_static = t + 360.0
+            heapq.heappush(due, (v.next_static, i, 1))
 
 
 def tagged(sentence: str, second: int, receiver: str, group: str | None) -> str:
@@ -129,14 +136,21 @@ def damage(line: str, rng: random.Random) -> str:
     return line[:-2] + ("00" if line[-2:] != "00" else "11")
 
 
-def generate(lines: int, seed: int, start: int = START) -> list[str]:
+def generate(
+    lines: int, seed: int, start: int = START, vessels: int | None = None, receivers: int = len(RECEIVERS)
+) -> list[str]:
+    """The feed's first ``lines`` lines in arrival order. ``vessels``: the fleet (by default about
+    480 lines per vessel and hour, so that the feed covers an hour); ``receivers``: the shore
+    receivers, of which each transmission is heard by 1-3."""
     rng = random.Random(seed)
-    vessels = max(50, lines // 480)  # about 480 lines per vessel and hour
+    if vessels is None:
+        vessels = max(50, lines // 480)  # about 480 lines per vessel and hour
+    shore = RECEIVERS if receivers == len(RECEIVERS) else [f"shore{i}" for i in range(1, receivers + 1)]
     arrivals: list[tuple[float, int, str]] = []
     order = 0
     for t, sentences, kind in transmissions(rng, vessels, 3600):
         second = start + int(t)
-        heard = rng.sample(RECEIVERS, rng.choice((1, 1, 2, 2, 3)))
+        heard = rng.sample(shore, min(len(shore), rng.choice((1, 1, 2, 2, 3))))
         copies = [(h, rng.uniform(0, 2)) for h in heard]
         if rng.random() < 0.03:  # out of reach of the shore: only the satellite hears it, late
             copies = []
@@ -210,10 +224,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--format", choices=("nmea", "noaa"), default="nmea")
     parser.add_argument("--day", default="2026-01-01", help="the UTC day the feed starts at, YYYY-MM-DD")
+    parser.add_argument("--vessels", type=int, help="the fleet (NMEA; default: about 480 lines per vessel and hour)")
+    parser.add_argument("--receivers", type=int, default=len(RECEIVERS), help="shore receivers (NMEA; default 8)")
     args = parser.parse_args()
     start = calendar.timegm(time.strptime(args.day, "%Y-%m-%d"))
-    make = generate_noaa if args.format == "noaa" else generate
-    made = make(args.lines, args.seed, start)
+    if args.format == "noaa":
+        made = generate_noaa(args.lines, args.seed, start)
+    else:
+        made = generate(args.lines, args.seed, start, args.vessels, args.receivers)
     sys.stdout.writelines(line + "\n" for line in made)
     return 0
 

@@ -150,8 +150,9 @@ def run(vessels: int) -> dict[str, Any]:
     job, _, first = submit(folder, out)
     wait_for("the feed", lambda: arrived(job) >= 2 * vessels, 7200)
     full = checkpoint_after(job, time.time())
-    # A tenth of the vessels report again, within five minutes: the checkpoints from then until the first
-    # one after they are all in upload what they changed (and what the watermark's advance did).
+    # A tenth of the vessels report again, within five minutes after the feed: the checkpoints from
+    # then until the first one after they are all in upload what they changed (and what the
+    # watermark's advance did).
     mark = time.time()
     (folder / "02-again.json").write_text("\n".join(again(vessels, 0.1, 2 * 3600 + APART_S)) + "\n")
     total = 2 * vessels + max(1, int(vessels * 0.1))

@@ -43,12 +43,17 @@ LEAN = "lean Python loop (the speed baseline)"
 PY = sys.executable
 
 
-def feed(size: int) -> Path:
-    path = OUT / f"feed-{size}.nmea"
+def feed(size: int, vessels: int | None = None) -> Path:
+    """The seeded benchmark feed of ``size`` lines (``vessels``: its fleet, by default about 480
+    lines per vessel and hour)."""
+    path = OUT / (f"feed-{size}.nmea" if vessels is None else f"feed-{size}-{vessels}-vessels.nmea")
     if not path.exists():
         OUT.mkdir(parents=True, exist_ok=True)
+        fleet = [] if vessels is None else ["--vessels", str(vessels)]
         with path.open("w") as fh:
-            subprocess.run([PY, "-m", "bench.gen_feed", "--lines", str(size), "--seed", "1"], stdout=fh, check=True)
+            subprocess.run(
+                [PY, "-m", "bench.gen_feed", "--lines", str(size), "--seed", "1", *fleet], stdout=fh, check=True
+            )
     return path
 
 
@@ -267,12 +272,18 @@ def shown(cmd: list[str]) -> str:
     return " ".join(words)
 
 
-def run(sizes: list[int], repeat: int, parallelisms: list[int], only: set[str] | None = None) -> list[dict[str, Any]]:
-    """Every alternative (``only``: those of these names) on the feed of each size, ``repeat``
-    times each."""
+def run(
+    sizes: list[int],
+    repeat: int,
+    parallelisms: list[int],
+    only: set[str] | None = None,
+    vessels: int | None = None,
+) -> list[dict[str, Any]]:
+    """Every alternative (``only``: those of these names) on the feed of each size (``vessels``:
+    its fleet), ``repeat`` times each."""
     rows: list[dict[str, Any]] = []
     for size in sizes:
-        path = feed(size)
+        path = feed(size, vessels)
         lines = sum(1 for _ in path.open())
         plain_out = Path(tempfile.mkdtemp(prefix="bench-plain-"))
         alternatives: list[tuple[str, list[str], bool]] = [
@@ -669,6 +680,11 @@ def main() -> int:
         default=1_200_000,
         help="lines of the feed on which two TaskManagers are set against parallelism 1, 0 for none",
     )
+    parser.add_argument(
+        "--fleet",
+        default="400000:20000",
+        help="LINES:VESSELS of a feed heavier in vessels (the loops and parallelism 1 on it), empty for none",
+    )
     parser.add_argument("--decode-only", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--parse-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -683,6 +699,11 @@ def main() -> int:
     rows = run(sizes, args.repeat, parallelisms)
     starts = startup(parallelisms) if rows else {}
     long_rows = run([args.long_lines], args.repeat, [1, 2], only={LEAN, P1, P2, TM2}) if args.long_lines else []
+    fleet_rows: list[dict[str, Any]] = []
+    if args.fleet:
+        fleet_lines, fleet_vessels = (int(n) for n in args.fleet.split(":"))
+        fleet_only = {"plain Python loop", LEAN, P1, GAPS_OFF}
+        fleet_rows = run([fleet_lines], args.repeat, [1], only=fleet_only, vessels=fleet_vessels)
     csv_rows = run_csv(args.csv_rows, args.repeat, parallelisms) if args.csv_rows else []
     text = measured()
     text += f"\n\n{targets(rows, starts, csv_rows, long_rows)}"
@@ -692,6 +713,10 @@ def main() -> int:
         text += f"\n\n{table(rows, starts)}\n\n{growth(rows)}"
     if long_rows:
         text += f"\n\n{table(long_rows, starts)}"
+    if fleet_rows:
+        fleet_lines_s, fleet_vessels_s = args.fleet.split(":")
+        text += f"\n\nA feed heavier in vessels ({fleet_vessels_s} vessels, `python -m bench.gen_feed --lines "
+        text += f"{fleet_lines_s} --seed 1 --vessels {fleet_vessels_s}`):\n\n{table(fleet_rows, starts)}"
     if csv_rows:
         text += f"\n\n{csv_table(csv_rows)}"
     publish(text, ROOT / "docs" / "performance.md", "bench", args.write_docs)

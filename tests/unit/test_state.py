@@ -7,6 +7,7 @@ under their shard's key and reads them back as they were."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -292,6 +293,26 @@ def test_a_restore_loads_a_vessels_tracks_and_their_timer():
     assert due == [(1_019_999, {211000001})]  # the tracks' timer, mapped back to its vessel
 
 
+def a_written_shard(
+    ctx: FakeRuntimeContext,
+    shard: int,
+    count: int,
+    apart: int,
+    then: Callable[[ShardVessels, int, int], None] | None = None,
+) -> list[int]:
+    """``count`` vessels of a shard, the n-th heard at ``n * apart`` (and ``then`` done to it),
+    written to keyed state by a store that is then left: what a restore finds."""
+    store = new_store(ctx)
+    marker(ctx, store, shard)
+    vessels = [244000000 + shard + 128 * i for i in range(count)]
+    for n, mmsi in enumerate(vessels):
+        a_vessel(store, mmsi, n * apart)
+        if then is not None:
+            then(store, n, mmsi)
+    marker(ctx, store, shard)
+    return vessels
+
+
 def bounded_store(ctx: FakeRuntimeContext, limit: int) -> tuple[ShardVessels, FakeKeySwitch]:
     switch = FakeKeySwitch(ctx)
     store = ShardVessels(ctx, LOGIC.new_track, LOGIC.new_gaps, SHARDS, limit, switch)  # type: ignore[arg-type]
@@ -348,12 +369,7 @@ def test_a_vessel_cleared_and_heard_again_before_its_shard_is_written_starts_ane
 
 def test_a_restore_with_a_bounded_cache_holds_part_of_a_shard_and_registers_every_vessels_timer():
     ctx = FakeRuntimeContext()
-    store = new_store(ctx)
-    marker(ctx, store, 6)
-    vessels = [244000006 + 128 * i for i in range(8)]
-    for n, mmsi in enumerate(vessels):
-        a_vessel(store, mmsi, n * 60_000)
-    marker(ctx, store, 6)
+    vessels = a_written_shard(ctx, 6, 8, 60_000)
 
     restored, switch = bounded_store(ctx, 3)
     timers = marker(ctx, restored, 6)
@@ -369,17 +385,15 @@ def test_a_restore_with_a_bounded_cache_holds_part_of_a_shard_and_registers_ever
 
 def test_firing_takes_each_vessels_timers_in_their_order_reading_each_vessel_once_with_a_bounded_cache():
     ctx = FakeRuntimeContext()
-    store = new_store(ctx)
-    marker(ctx, store, 7)
-    vessels = [244000007 + 128 * i for i in range(6)]
-    for n, mmsi in enumerate(vessels):
-        a_vessel(store, mmsi, n * 1_000)  # its cleanup due at 60,000 + n * 1,000
+
+    def track_timer(store: ShardVessels, n: int, mmsi: int) -> None:  # each cleanup due at 60,000 + n * 1,000
         vessel = store.vessel(mmsi)
         meta = vessel.meta()
         assert meta is not None
         meta.hours_at = 200_000 - n * 1_000  # and its track's, latest first
         vessel.set_meta(meta)
-    marker(ctx, store, 7)
+
+    vessels = a_written_shard(ctx, 7, 6, 1_000, track_timer)
 
     restored, switch = bounded_store(ctx, 2)
     marker(ctx, restored, 7)  # holds 2 of the 6 in Python

@@ -24,7 +24,7 @@ from ais_pipeline.config import PipelineConfig, parse_config, submitted_by_flink
 from ais_pipeline.errors import Cancelled, guarded
 from ais_pipeline.pipeline import aws, kafka, sinks, sources, webui
 from ais_pipeline.pipeline.environment import local_environment
-from ais_pipeline.pipeline.execution import install_interrupt
+from ais_pipeline.pipeline.execution import install_interrupt, stop_requested
 from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, submit_kafka, submit_kinesis
 from ais_pipeline.pipeline.topology import Streams, build_pipeline
 from ais_pipeline.rules.feeds import parse_feed_url
@@ -179,6 +179,13 @@ def main(argv: Sequence[str]) -> int:
         print("ais-pipeline: stopped (the job was cancelled before it drained: no summary)", file=sys.stderr)
         return 130
     except KeyboardInterrupt:  # while the job or its cluster was being made; once submitted, a stop drains it
+        print("ais-pipeline: stopped before the job started", file=sys.stderr)
+        return 130
+    except Exception:
+        if not stop_requested():
+            raise
+        # A stop that cut a call to the JVM in the middle: what failed next is the stop's doing.
+        log.debug("an error after a stop, before the job started", exc_info=True)
         print("ais-pipeline: stopped before the job started", file=sys.stderr)
         return 130
     print("\n".join([*outcome.sample, format_summary(outcome.summary)]))

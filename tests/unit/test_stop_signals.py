@@ -8,6 +8,7 @@ import signal
 
 import pytest
 
+from ais_pipeline.config import SAMPLE_INPUT
 from ais_pipeline.pipeline.execution import StopSignals, still_starting
 
 pytestmark = pytest.mark.unit
@@ -93,3 +94,40 @@ def test_a_drain_that_came_before_the_jobs_tasks_ran_is_asked_for_again_and_no_o
     declined = cause.replace("Not all required tasks are currently running", "Checkpoint was declined")
     assert not still_starting({"class": "java.util.concurrent.CompletionException", "stack-trace": declined})
     assert not still_starting({"class": "java.io.IOException"})
+
+
+def test_an_error_after_a_stop_that_cut_a_call_to_the_jvm_ends_on_the_stop_line(
+    handlers, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stop that lands in the middle of a py4j call leaves its connection out of step: the next
+    lookup of one of our Java classes fails as if the jar were missing. The run says it stopped."""
+    from ais_pipeline.jobs import ais_traffic
+    from ais_pipeline.pipeline import execution
+
+    def stopped_then_broken(config: object) -> None:
+        try:
+            execution.interrupt(signal.SIGINT, None)
+        except KeyboardInterrupt:
+            pass  # dropped by py4j, as in a finalizer
+        raise TypeError("Could not found the Java class 'ais.flink.ColumnsToRows'.")
+
+    monkeypatch.setattr(ais_traffic, "file_job", stopped_then_broken)
+    monkeypatch.setattr(ais_traffic.webui, "announce", lambda config: None)
+    try:
+        assert ais_traffic.main(["--input", str(SAMPLE_INPUT)]) == 130
+    finally:
+        with StopSignals():  # take the stop, as a run would
+            pass
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "ais-pipeline: stopped before the job started"
+
+
+def test_an_error_without_a_stop_keeps_its_traceback(handlers, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ais_pipeline.jobs import ais_traffic
+
+    def broken(config: object) -> None:
+        raise TypeError("a defect")
+
+    monkeypatch.setattr(ais_traffic, "file_job", broken)
+    monkeypatch.setattr(ais_traffic.webui, "announce", lambda config: None)
+    with pytest.raises(TypeError, match="a defect"):
+        ais_traffic.main(["--input", str(SAMPLE_INPUT)])

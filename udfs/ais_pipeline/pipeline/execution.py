@@ -80,6 +80,13 @@ def interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def stop_requested() -> bool:
+    """Whether a stop signal came that no run has taken yet: one that came while the job was being
+    made. An exception after it (a call to the JVM cut in the middle by the stop leaves py4j's
+    connection out of step) is that stop's doing, not a defect."""
+    return _REQUESTED[0] > 0
+
+
 def _unraisable(unraisable: Any) -> None:
     """Python's hook for an exception it cannot raise (in a finalizer): a stop raised there is
     remembered by :func:`interrupt` and stops the run; its traceback is not printed."""

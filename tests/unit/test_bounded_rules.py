@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from ais_pipeline.rules.copies import ExactCopies
 from ais_pipeline.rules.dedup import DictVesselStore, VesselLogic
 from ais_pipeline.rules.parse import parse_nmea
 from ais_pipeline.rules.records import Report, VesselPane
@@ -29,15 +30,17 @@ def report(i: int, t_ms: int) -> Report:
 
 
 def test_identities_are_pruned_behind_the_vessels_newest_report():
-    vessel, store = logic(), DictVesselStore()
-    horizon = vessel.identity_horizon_ms  # TTL + sliding size + lateness + out-of-orderness
+    horizon = logic().identity_horizon_ms  # TTL + sliding size + lateness + out-of-orderness
     assert horizon == 120_000 + 900_000 + 120_000 + 10_000
+    copies, seen = ExactCopies(SPEC, 120_000, horizon), None
     for i in range(200):  # one report every 30 s for 100 minutes
-        vessel.process(store, report(i, T0 + i * 30_000), T0 + i * 30_000 - 10_001)
-    kept = store.identities()
+        r = report(i, T0 + i * 30_000)
+        copy, seen, _ = copies.decide(seen, r.ts, r.msg_type, r.identity)
+        assert not copy
+    assert seen is not None
     newest = T0 + 199 * 30_000
-    assert all(first >= newest - horizon - 120_000 for _, first in kept)
-    assert len(kept) <= (horizon + 120_000) // 30_000 + 1 < 200
+    assert all(first >= newest - horizon - 120_000 for first in seen.ids.values())
+    assert len(seen.ids) <= (horizon + 120_000) // 30_000 + 1 < 200
 
 
 def test_a_silent_vessel_is_dropped_by_its_cleanup_timer():
@@ -54,7 +57,7 @@ def test_a_silent_vessel_is_dropped_by_its_cleanup_timer():
     vessel.on_timer(store, meta.cleanup_at - 1)  # not its timer: nothing happens
     assert store.meta() is not None
     vessel.on_timer(store, meta.cleanup_at)
-    assert store.meta() is None and store.identities() == []
+    assert store.meta() is None and store.static("5") is None
 
 
 def test_a_vessel_heard_again_moves_its_cleanup_instead_of_losing_state():

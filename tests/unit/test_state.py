@@ -54,7 +54,7 @@ def stored(ctx: FakeRuntimeContext, shard: int, mmsi: int) -> Any:
 
 def a_vessel(store: ShardVessels, mmsi: int, ts: int) -> None:
     vessel = store.vessel(mmsi)
-    vessel.remember(f"payload-{ts},0", ts)
+    vessel.set_static("24A", f"name-{ts}", ts)
     vessel.set_meta(VesselMeta(5212345, 412345, ts, ts, ts, ts + 60_000))
     vessel.set_static("5", '{"shipname":"X"}', ts)
     vessel.register_timer(ts + 60_000)
@@ -77,20 +77,19 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     held = ctx.held()[(VESSELS_STATE, KEYS[3])]
     assert sorted(held) == [244000003, 244000131]
     # One JSON value a vessel: the meta (no track timer, no gap timer, not kept for its gap alone,
-    # no ship type yet), the identities, the static reports; no track, no gaps.
+    # no ship type yet), the static reports; no track, no gaps.
     assert json.loads(held[244000003]) == {
         "m": [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), -(2**63), 0, "unknown"],
-        "i": {"payload-1000,0": 1_000},
-        "s": {"5": ['{"shipname":"X"}', 1_000]},
+        "s": {"24A": ["name-1000", 1_000], "5": ['{"shipname":"X"}', 1_000]},
     }
 
     # A second marker with nothing changed writes nothing; one change writes that vessel alone.
     ctx.maps[(VESSELS_STATE, KEYS[3])][244000131] = "left alone"
     marker(ctx, store, 3)
-    store.vessel(244000003).remember("payload-1500,0", 1_500)
+    store.vessel(244000003).set_static("24A", "name-1500", 1_500)
     marker(ctx, store, 3)
     assert ctx.maps[(VESSELS_STATE, KEYS[3])][244000131] == "left alone"
-    assert stored(ctx, 3, 244000003)["i"] == {"payload-1000,0": 1_000, "payload-1500,0": 1_500}
+    assert stored(ctx, 3, 244000003)["s"]["24A"] == ["name-1500", 1_500]
 
 
 def test_a_restore_loads_what_was_written_and_registers_its_timers_under_the_shards_key():
@@ -103,7 +102,7 @@ def test_a_restore_loads_what_was_written_and_registers_its_timers_under_the_sha
     restored = new_store(ctx)  # a new instance on the restored state
     timers = marker(ctx, restored, 5)
     vessel = restored.vessel(244000005)
-    assert vessel.first_seen("payload-10000,0") == 10_000
+    assert vessel.static("24A") == ("name-10000", 10_000)
     assert vessel.meta() == VesselMeta(5212345, 412345, 10_000, 10_000, 10_000, 70_000)
     assert vessel.static("5") == ('{"shipname":"X"}', 10_000)
     assert timers.event_time == {(KEYS[5], 70_000)}  # the cleanup timer, registered again
@@ -193,7 +192,7 @@ def test_a_vessel_kept_for_its_gap_alone_is_counted_apart_also_after_a_restore()
     silent.set_meta(meta)
     marker(ctx, store, 4)
     assert (store.keys_held(), store.gap_keys_held()) == (1, 1)
-    assert stored(ctx, 4, 244000132).keys() == {"m"}  # its smallest form: no identities, no static, no track
+    assert stored(ctx, 4, 244000132).keys() == {"m"}  # its smallest form: no static, no track
 
     restored = new_store(ctx)
     marker(ctx, restored, 4)
@@ -212,8 +211,6 @@ def test_a_cleared_vessel_leaves_no_state_behind():
     a_vessel(store, 244000007, 1_000)
     marker(ctx, store, 7)
     vessel = store.vessel(244000007)
-    for identity, _ in vessel.identities():
-        vessel.forget(identity)
     vessel.clear()
     marker(ctx, store, 7)
     assert ctx.held() == {} and store.keys_held() == 0
@@ -339,15 +336,15 @@ def test_the_bounded_cache_writes_the_vessels_it_drops_under_their_shards_key_an
     # Heard again: read back before the batch that needs it, as it was.
     store.prefetch([vessels[0], vessels[20], 244000001 + 128 * 20])  # two in keyed state, one new
     vessel = store.vessel(vessels[0])
-    assert vessel.first_seen("payload-0,0") == 0 and vessel.static("5") == ('{"shipname":"X"}', 0)
+    assert vessel.static("24A") == ("name-0", 0) and vessel.static("5") == ('{"shipname":"X"}', 0)
     assert vessel.meta() == VesselMeta(5212345, 412345, 0, 0, 0, 60_000)
     assert store.cached() == 11 and ctx.key == KEYS[0]
     assert (store.vessels_held, store.keys_held()) == (30, 30)
 
     # A marker writes what changed since: the vessels held and changed.
-    vessel.remember("payload-500,0", 500)
+    vessel.set_static("24A", "name-500", 500)
     marker(ctx, store, 1)
-    assert stored(ctx, 1, vessels[0])["i"] == {"payload-0,0": 0, "payload-500,0": 500}
+    assert stored(ctx, 1, vessels[0])["s"]["24A"] == ["name-500", 500]
 
 
 def test_a_vessel_cleared_and_heard_again_before_its_shard_is_written_starts_anew_with_a_bounded_cache():
@@ -364,7 +361,7 @@ def test_a_vessel_cleared_and_heard_again_before_its_shard_is_written_starts_ane
     assert store.vessel(244000001).meta() is None
     a_vessel(store, 244000001, 5_000)
     marker(ctx, store, 1)
-    assert stored(ctx, 1, 244000001)["i"] == {"payload-5000,0": 5_000}
+    assert stored(ctx, 1, 244000001)["s"]["24A"] == ["name-5000", 5_000]
 
 
 def test_a_restore_with_a_bounded_cache_holds_part_of_a_shard_and_registers_every_vessels_timer():

@@ -24,7 +24,7 @@ from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
 from ais_pipeline.jvm import metrics
 from ais_pipeline.jvm.state import key_switch
 from ais_pipeline.rules import outputs
-from ais_pipeline.rules.dedup import LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, vessel_logic
+from ais_pipeline.rules.dedup import DUPLICATE_EXACT, LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, minute_tally, vessel_logic
 from ais_pipeline.rules.feeds import stamped_on_receipt
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.parse import DeadLetter
@@ -274,12 +274,17 @@ class DedupVessel(KeyedProcessFunction):
 
     def process_element(self, batch: Any, ctx: Any) -> Iterator[Any]:
         self.store.bind(ctx.get_current_key(), ctx.timer_service())
-        reports = wire_reports(batch)
-        if not reports:  # a marker (an empty batch) for the key's shard: load it, or write it behind
+        reports, copies = wire_reports(batch)
+        if not reports and not copies:  # a marker (an empty batch) for the key's shard: load it, or write it behind
             self.store.marker()
             self.show_keys_held()
             return
         out = _Batch()
+        if copies:  # decided in Java (ais.flink.ExactCopies): counted here, by minute
+            out.count(DUPLICATE_EXACT, len(copies))
+            if self.emit_tallies:
+                for ts in copies:
+                    out.add(TALLY, minute_tally(DUPLICATE_EXACT, ts))
         panes: list[VesselPane] = []
         logic, store, emit_tallies = self.logic, self.store, self.emit_tallies
         store.prefetch(report.mmsi for report in reports)

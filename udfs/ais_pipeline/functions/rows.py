@@ -21,6 +21,7 @@ from pyflink.common import Row, Types
 from pyflink.common.typeinfo import TypeInformation
 
 from ais_pipeline.rules.records import (
+    COPY_MARK,
     Int32,
     LaneBatch,
     Report,
@@ -170,7 +171,12 @@ def in_lane_order(batch: LaneBatch, entries: list[tuple[int, tuple[Any, ...]]]) 
     return merged
 
 
-def wire_reports(batch: Any) -> list[Report]:
-    """A batch of :func:`wire_report_type` columns back into reports."""
+def wire_reports(batch: Any) -> tuple[list[Report], list[int]]:
+    """A batch of :func:`wire_report_type` columns back into reports, and the event times of the
+    exact copies among them (:func:`ais_pipeline.rules.records.copy_marker`)."""
     mmsis, watermarks, packed = batch
-    return [unpack_report(m, w, p) for m, w, p in zip(mmsis, watermarks, packed, strict=True)]
+    copies = [int(p[1:]) for p in packed if p[:1] == COPY_MARK]
+    if not copies:
+        return [unpack_report(m, w, p) for m, w, p in zip(mmsis, watermarks, packed, strict=True)], copies
+    reports = [unpack_report(m, w, p) for m, w, p in zip(mmsis, watermarks, packed, strict=True) if p[:1] != COPY_MARK]
+    return reports, copies

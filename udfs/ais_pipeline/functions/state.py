@@ -129,17 +129,18 @@ _COMPACT = (",", ":")
 class _VesselEntry:
     """One vessel's state as Python objects, and as the one value keyed state holds of it
     (:meth:`to_text`): JSON text of its :class:`ais_pipeline.rules.dedup.VesselMeta` (``m``, in
-    field order), the identities it has seen (``i``: identity -> first event time), its last kept
+    field order), its last kept
     static reports (``s``: kind -> content and event time), its tracks (``t``:
     :class:`ais_pipeline.rules.tracks.VesselTracks`, the fixes held and the open tracks) and its
     gaps (``g``: :class:`ais_pipeline.rules.gaps.VesselGaps`, its last position and positions per
-    minute), each left out when empty: a vessel kept for its gap alone is its meta and its gaps."""
+    minute), each left out when empty: a vessel kept for its gap alone is its meta and its gaps.
+    A value written before the exact-copy rule ran in Java may hold the identities it had seen
+    (``i``): they are not read (the Java operator remembers identities now)."""
 
-    __slots__ = ("gaps", "ids", "meta", "static", "track", "watched")
+    __slots__ = ("gaps", "meta", "static", "track", "watched")
 
     def __init__(self) -> None:
         self.watched = False  # kept only for its gap (counted in ShardVessels.watching)
-        self.ids: dict[str, int] = {}
         self.meta: VesselMeta | None = None
         self.static: dict[str, tuple[str, int]] = {}
         self.track: VesselTracks | None = None
@@ -149,8 +150,6 @@ class _VesselEntry:
         meta = self.meta
         assert meta is not None
         value: dict[str, Any] = {"m": [getattr(meta, name) for name in _META_NAMES]}
-        if self.ids:
-            value["i"] = self.ids
         if self.static:
             value["s"] = self.static
         if self.track is not None:
@@ -167,7 +166,6 @@ class _VesselEntry:
         entry = cls()
         entry.meta = meta = VesselMeta(*value["m"])
         entry.watched = bool(meta.gap_watch)
-        entry.ids = value.get("i", {})
         entry.static = {k: (content, ts) for k, (content, ts) in value.get("s", {}).items()}
         if "t" in value:
             entry.track = new_track().restore(value["t"])
@@ -546,20 +544,6 @@ class _VesselView:
     def _changed(self) -> None:
         self._shard.dirty.add(self._mmsi)
 
-    def first_seen(self, identity: str) -> int | None:
-        return self._entry.ids.get(identity)
-
-    def remember(self, identity: str, ts: int) -> None:
-        self._entry.ids[identity] = ts
-        self._changed()
-
-    def identities(self) -> list[tuple[str, int]]:
-        return list(self._entry.ids.items())
-
-    def forget(self, identity: str) -> None:
-        del self._entry.ids[identity]
-        self._changed()
-
     def meta(self) -> VesselMeta | None:
         return self._entry.meta
 
@@ -600,7 +584,6 @@ class _VesselView:
 
     def clear_but_gaps(self) -> None:
         entry = self._entry
-        entry.ids.clear()
         entry.static.clear()
         entry.track = None
         if not entry.watched:

@@ -112,6 +112,35 @@ class ReceiverWatermarks:
 
 
 @dataclass(frozen=True)
+class ExactCopies:
+    """``ais.flink.ExactCopies``: the exact-copy rule (:mod:`ais_pipeline.rules.copies`) on
+    ``Row(mmsi, WireReport)`` records keyed by vessel, at the vessel operator's ``parallelism``: a
+    copy leaves as its MMSI, watermark and a packed field of the copy mark and its event time."""
+
+    name: str
+    uid: str
+    ttl_ms: int
+    horizon_ms: int
+    step_ms: int  # the watermark's step: cleanup timers fall on its last millisecond
+    parallelism: int
+    report_type: TypeInformation
+
+    def build(self) -> Any:
+        return jvm().ais.flink.ExactCopies(self.ttl_ms, self.horizon_ms, self.step_ms, java_type(self.report_type))
+
+    def apply(self, reports: DataStream) -> DataStream:
+        from ais_pipeline.functions.rows import keyed
+        from ais_pipeline.jvm.streams import keyed_by_first_field
+
+        _with_helpers(reports)
+        record_type = keyed(Types.LONG(), self.report_type)
+        j_keyed = java_stream(keyed_by_first_field(reports, Types.LONG(), record_type))
+        operator = jvm().org.apache.flink.streaming.api.operators.KeyedProcessOperator(self.build())
+        j_stream = j_keyed.transform(self.name, java_type(record_type), operator)
+        return DataStream(j_stream.setParallelism(self.parallelism).uid(self.uid))
+
+
+@dataclass(frozen=True)
 class KeyedBatches:
     """``ais.flink.KeyedBatches``: ``Row(key, record)`` records as ``Row(shard key, columns)``
     batches for each subtask of a keyed Python operator of ``parallelism`` subtasks, holding the

@@ -6,11 +6,11 @@
                                  one whole          rest, in the
                                  sentence)          lane's order)
 
-    ─► batch reports ─► dedup by MMSI ─► cell windows
-       (Java, by        (Python, keyed    (Java, keyed
-       vessel shard)    by vessel shard)  by cell)
-                        │ positions, static, late, bad fixes,
-                        │ dead letters, tallies
+    ─► exact copies ─► batch reports ─► dedup by MMSI ─► cell windows
+       (Java, keyed    (Java, by        (Python, keyed    (Java, keyed
+       by MMSI)        vessel shard)    by vessel shard)  by cell)
+                                        │ positions, static, late, bad fixes,
+                                        │ dead letters, tallies
 
 A lane is one source subtask's lines (a file run has one, the files in name order, unless
 ``--lanes per-file`` makes each reader's file a lane). Everything up to the watermarks runs per
@@ -42,6 +42,7 @@ from ais_pipeline.jvm.operators import (
     AggregateJson,
     CellWindows,
     ColumnsToRows,
+    ExactCopies,
     FastSentences,
     GapCoverage,
     KeyedBatches,
@@ -52,6 +53,7 @@ from ais_pipeline.jvm.operators import (
 from ais_pipeline.jvm.streams import keyed_by_first_field, parallelism, side_output
 from ais_pipeline.resources import helpers_jar
 from ais_pipeline.rules.dedup import coverage_rules_of, window_spec
+from ais_pipeline.rules.dedup import exact_copies as copy_rule
 from ais_pipeline.rules.lane import AUTO, NMEA
 from ais_pipeline.rules.outputs import OUTPUTS
 from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES
@@ -94,6 +96,20 @@ def receiver_watermarks(config: PipelineConfig, tally: OutputTag | None) -> Rece
         parsed_type=parsed_type(),
         report_type=wire_report_type(),
         tally_tag=tally,
+    )
+
+
+def exact_copies(config: PipelineConfig) -> ExactCopies:
+    """The exact-copy stage, as the job builds it."""
+    rule = copy_rule(config)
+    return ExactCopies(
+        name="exact copies (keyed by MMSI)",
+        uid="exact-copies",
+        ttl_ms=rule.ttl_ms,
+        horizon_ms=rule.horizon_ms,
+        step_ms=rule.spec.watermark_step_ms,
+        parallelism=config.parallelism,
+        report_type=wire_report_type(),
     )
 
 
@@ -149,13 +165,17 @@ def build_pipeline(
     )
     reports = receiver_watermarks(config, tally).apply(parsed)
 
+    # Exact copies decided in Java, keyed by vessel: a copy goes on as its event time alone, to be
+    # counted by the dedup operator.
+    copies = exact_copies(config).apply(reports)
+
     # Dedup by vessel: vessels in shards (MMSI mod the maximum parallelism, one shard per key
     # group, so that every parallelism up to the maximum gives every dedup subtask vessels), and
     # reports in batches per dedup subtask, one call for all of its shards.
     report_batches = KeyedBatches(
         "batch reports by dedup subtask", "batch-reports", MAX_PARALLELISM, config.parallelism, REPORTS_PER_BATCH,
         BATCH_DELAY_MS, wire_report_type(),
-    ).apply(reports)  # fmt: skip
+    ).apply(copies)  # fmt: skip
     vessels = (
         keyed_by_first_field(report_batches, Types.INT(), columns(wire_report_type()))
         .process(operators.DedupVessel(config, emit_tallies, MAX_PARALLELISM), output_type=columns(vessel_pane_type()))

@@ -1,13 +1,12 @@
 """Per-vessel deduplication and lateness, in plain Python.
 
 The Flink operator keyed by MMSI calls :meth:`VesselLogic.process` for every report of one vessel
-and :meth:`VesselLogic.on_timer` for its event-time timers, over a :class:`VesselStore` that it
-backs with keyed state. Tests and the plain implementation back the same store with dicts.
+that is not an exact copy (:mod:`ais_pipeline.rules.copies`, the dedup's first rule, decided
+before) and :meth:`VesselLogic.on_timer` for its event-time timers, over a :class:`VesselStore`
+that it backs with keyed state. Tests and the plain implementation back the same store with dicts.
 
 The rules (docs/rules.md says them for users):
 
-- exact duplicate: the same identity first seen no more than the dedup TTL earlier or later in
-  event time; the first arrival wins;
 - near duplicate: the same position (5 decimals) as the vessel's last kept report within the near
   window;
 - static and voyage reports (5, 24A, 24B): kept when the content differs from the last one kept,
@@ -25,10 +24,10 @@ The rules (docs/rules.md says them for users):
   watermark that released them: time too late for its tumbling window is counted in
   ``late_vessel_ms``, and not sent.
 
-Identities are remembered for ``dedup TTL + retention`` of event time behind the vessel's newest
-report (retention covers the sliding window, the allowed lateness and the out-of-orderness), and a
-vessel's whole state is dropped once its newest report is older than that, or than the static TTL,
-in event time.
+A vessel's whole state is dropped once its newest report is older than the retention in event
+time: the identity horizon of :mod:`ais_pipeline.rules.copies` (the dedup TTL, the sliding window,
+the allowed lateness and the out-of-orderness), the static TTL or the tracks' cap plus the grace,
+whichever is longest.
 """
 
 from __future__ import annotations
@@ -44,6 +43,7 @@ import pygeohash
 # the package, which Flink removes when the job ends; a later job could not import a module the
 # first one had not.
 from ais_pipeline import shore
+from ais_pipeline.rules.copies import ExactCopies, identity_horizon_ms
 from ais_pipeline.rules.coverage import CoverageRules, coverage_rules
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
 from ais_pipeline.rules.gaps import Gap, GapRules, VesselGaps
@@ -78,6 +78,11 @@ LATE_RECORDS = "late_records_"  # + window kind: a kept position too late for th
 DELIVERED_LATE = "reports_delivered_too_late"  # a judged position past its windows' grace (a metric)
 
 
+def minute_tally(figure: str, ts: int) -> str:
+    """The tally of a figure the report charts per minute of event time: ``figure@minute``."""
+    return f"{figure}@{ts - ts % 60_000}"
+
+
 @dataclass(slots=True)
 class Outcome:
     """What became of one report. ``late_windows`` names the window kinds it missed."""
@@ -104,8 +109,7 @@ class Outcome:
         if self.kind in (KEPT_POSITION, KEPT_STATIC, DEAD_LETTER):
             return None
         if self.kind in (DUPLICATE_EXACT, DUPLICATE_NEAR, LATE):
-            ts = self.report.ts
-            return f"{self.kind}@{ts - ts % 60_000}"
+            return minute_tally(self.kind, self.report.ts)
         return self.kind
 
     def dead_letter(self) -> DeadLetter | None:
@@ -135,14 +139,14 @@ class Outcome:
 
 @dataclass(slots=True)
 class VesselMeta:
-    """What the dedup rules keep of a vessel besides its identities and static reports. Updated
+    """What the dedup rules keep of a vessel besides its static reports. Updated
     in place (the hot path makes no copies); a store is told of every change by ``set_meta``."""
 
     last_lat5: int  # last kept position, in 1e-5 degrees
     last_lon5: int
     last_ts: int  # event time of the last kept position, TIME_UNKNOWN when none yet
     max_ts: int  # newest event time seen for the vessel
-    pruned_at: int  # max_ts when identities were last pruned
+    pruned_at: int  # unused (kept for the state's layout: identities are the exact-copy rule's)
     cleanup_at: int  # pending cleanup timer, TIME_UNKNOWN when none
     hours_at: int = TIME_UNKNOWN  # the track's pending timer, TIME_UNKNOWN when none
     gaps_at: int = TIME_UNKNOWN  # when its silence becomes an open gap, TIME_UNKNOWN when not armed
@@ -153,10 +157,6 @@ class VesselMeta:
 class VesselStore(Protocol):
     """The keyed state of one vessel."""
 
-    def first_seen(self, identity: str) -> int | None: ...
-    def remember(self, identity: str, ts: int) -> None: ...
-    def identities(self) -> list[tuple[str, int]]: ...
-    def forget(self, identity: str) -> None: ...
     def meta(self) -> VesselMeta | None: ...
     def set_meta(self, meta: VesselMeta) -> None: ...
     def static(self, kind: str) -> tuple[str, int] | None: ...
@@ -208,7 +208,7 @@ class VesselLogic:
         self.static_ttl_ms = static_ttl_ms
         self.geohash_precision = geohash_precision
         # How far behind its vessel's newest report a copy can still matter to some window.
-        self.identity_horizon_ms = dedup_ttl_ms + spec.slide_size_ms + spec.lateness_ms + out_of_orderness_ms
+        self.identity_horizon_ms = identity_horizon_ms(spec, dedup_ttl_ms, out_of_orderness_ms)
         # Not the tracks' hold past the cap: a vessel silent that long is dropped, held fixes and
         # all (a next position within the cap that comes later still is left without them).
         self.retention_ms = max(self.identity_horizon_ms, static_ttl_ms, max_gap_ms + spec.grace_ms)
@@ -252,9 +252,6 @@ class VesselLogic:
         if meta.cleanup_at == TIME_UNKNOWN:
             meta.cleanup_at = self.spec.timer_at_or_after(meta.max_ts + self.retention_ms)
             store.register_timer(meta.cleanup_at)
-        if meta.max_ts - meta.pruned_at >= self.dedup_ttl_ms:
-            self._prune(store, meta.max_ts)
-            meta.pruned_at = meta.max_ts
         # The tracks first take the timer steps the report's watermark has passed (the Flink
         # operator's own watermark may lag behind it, at parallelism above 1), each as its timer
         # would have: the fixes they hold are judged as they would be without this report.
@@ -272,7 +269,7 @@ class VesselLogic:
             if meta.gaps_at == at:
                 self._open_gap(store, meta, at, report.mmsi)
         outcome, pane = self._decide(store, report, watermark, meta)
-        if report.static and report.msg_type not in STATIC_TYPES and outcome.kind not in (DUPLICATE_EXACT, DEAD_LETTER):
+        if report.static and report.msg_type not in STATIC_TYPES and outcome.kind != DEAD_LETTER:
             outcome.row_static = self._row_static(store, report)
         category = None
         if outcome.kind == KEPT_STATIC and outcome.static is not None:
@@ -469,20 +466,10 @@ class VesselLogic:
         store.set_static(ROW_STATIC, report.static, ts)
         return Static(report.mmsi, 5, ts, ROW_STATIC, json.loads(report.static), report.receiver)
 
-    def _prune(self, store: VesselStore, max_ts: int) -> None:
-        horizon = max_ts - self.identity_horizon_ms
-        for identity, first in store.identities():
-            if first < horizon:
-                store.forget(identity)
-
     def _decide(
         self, store: VesselStore, report: Report, watermark: int, meta: VesselMeta
     ) -> tuple[Outcome, VesselPane | None]:
         ts = report.ts
-        if report.msg_type not in STATIC_TYPES:
-            first = store.first_seen(report.identity)
-            if first is not None and abs(ts - first) <= self.dedup_ttl_ms:
-                return Outcome(DUPLICATE_EXACT, report), None
         try:
             decoded = decode(report)
         except DecodeError as exc:
@@ -494,7 +481,6 @@ class VesselLogic:
                 return Outcome(DUPLICATE_STATIC, report, static=decoded), None
             store.set_static(decoded.kind, content, ts)
             return Outcome(KEPT_STATIC, report, static=decoded), None
-        store.remember(report.identity, ts)
         pos = decoded
         if pos.lat is None or pos.lon is None:
             return Outcome(NO_POSITION, report, position=pos), None
@@ -570,6 +556,14 @@ def window_spec(config: PipelineConfig) -> WindowSpec:
     )
 
 
+def exact_copies(config: PipelineConfig) -> ExactCopies:
+    """The exact-copy rule of a run's flags (its horizon is the vessel logic's identity horizon)."""
+    spec = window_spec(config)
+    return ExactCopies(
+        spec, config.dedup_ttl_ms, identity_horizon_ms(spec, config.dedup_ttl_ms, config.out_of_orderness_ms)
+    )
+
+
 def vessel_logic(config: PipelineConfig) -> VesselLogic:
     """The dedup and track rules of a run's flags, as the job and the plain loop run them."""
     rules = config.track_rules
@@ -592,24 +586,11 @@ class DictVesselStore:
     """A :class:`VesselStore` in plain dicts, for tests and the plain implementation."""
 
     def __init__(self) -> None:
-        self._ids: dict[str, int] = {}
         self._meta: VesselMeta | None = None
         self._static: dict[str, tuple[str, int]] = {}
         self._track: VesselTracks | None = None
         self._gaps: VesselGaps | None = None
         self.timers: set[int] = set()
-
-    def first_seen(self, identity: str) -> int | None:
-        return self._ids.get(identity)
-
-    def remember(self, identity: str, ts: int) -> None:
-        self._ids[identity] = ts
-
-    def identities(self) -> list[tuple[str, int]]:
-        return list(self._ids.items())
-
-    def forget(self, identity: str) -> None:
-        del self._ids[identity]
 
     def meta(self) -> VesselMeta | None:
         return self._meta
@@ -636,14 +617,12 @@ class DictVesselStore:
         self._gaps = gaps
 
     def clear(self) -> None:
-        self._ids.clear()
         self._meta = None
         self._static.clear()
         self._track = None
         self._gaps = None
 
     def clear_but_gaps(self) -> None:
-        self._ids.clear()
         self._static.clear()
         self._track = None
 

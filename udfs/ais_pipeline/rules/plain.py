@@ -1,11 +1,12 @@
 """The same job as one plain Python loop: no Flink, dicts for state, a heap for timers.
 
 It runs the very logic the Flink operators run (the lane's parse and multipart, the receivers'
-watermark, dedup, windows) with Flink's event-time rules at parallelism 1: a line is judged
-against the watermark of the lines before it; when a line moves the watermark, the timers that
-fall due fire, first the vessels', then the cells'. It is the alternative a user would write by hand, the oracle
-the Flink job is tested against, and the benchmark's baseline. No file is read or written here:
-``python -m ais_pipeline.tools.plain`` runs it on files.
+watermark, exact copies, dedup, windows) with Flink's event-time rules at parallelism 1: a line is
+judged against the watermark of the lines before it; when a line moves the watermark, the timers
+that fall due fire operator by operator: the exact copies', the vessels', the cells'. It is the
+alternative a user would write by hand, the oracle the Flink job is tested against, and the
+benchmark's baseline. No file is read or written here: ``python -m ais_pipeline.tools.plain`` runs
+it on files.
 """
 
 from __future__ import annotations
@@ -18,13 +19,17 @@ from dataclasses import dataclass, field
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.rules import outputs
+from ais_pipeline.rules.copies import SeenIdentities
 from ais_pipeline.rules.coverage import CellCoverage, cell_of
 from ais_pipeline.rules.dedup import (
+    DUPLICATE_EXACT,
     LATE,
     LATE_VESSEL_MS,
     STATIC_FROM_ROWS,
     DictVesselStore,
     coverage_rules_of,
+    exact_copies,
+    minute_tally,
     vessel_logic,
     window_spec,
 )
@@ -35,6 +40,7 @@ from ais_pipeline.rules.watermarks import ReceiverWatermarks
 from ais_pipeline.rules.windows import CellWindows, DictCellStore
 
 END_OF_INPUT = 2**63 - 1  # Flink's final watermark
+TIMER_KINDS = ("copies", "vessels", "cells", "coverage")  # the operators with timers, upstream first
 
 
 @dataclass
@@ -69,22 +75,24 @@ class PlainPipeline:
             config.max_clock_skew_ms,
             warm_up_lines=config.watermark_warm_up,
         )
+        self.copies = exact_copies(config)
         self.vessel_logic = vessel_logic(config)
         self.windows = CellWindows(spec)
         # Keyed state: a store per key, made on first use, as Flink's keyed state is.
         self.groups = DictGroupStores()
+        self.seen: dict[int, SeenIdentities] = {}
         self.vessels: defaultdict[int, DictVesselStore] = defaultdict(DictVesselStore)
         self.cells: defaultdict[str, DictCellStore] = defaultdict(DictCellStore)
         # Gaps on: what the stream heard around each gap, per 1-degree cell.
         self.coverage_rules = coverage_rules_of(config)
         self.coverage: defaultdict[str, CellCoverage] = defaultdict(CellCoverage)
         # One heap of (time, key) per operator, and the set of (time, key) already queued.
-        self._timers: dict[str, list[tuple[int, object]]] = {"vessels": [], "cells": [], "coverage": []}
-        self._queued: dict[str, set[tuple[int, object]]] = {"vessels": set(), "cells": set(), "coverage": set()}
+        self._timers: dict[str, list[tuple[int, object]]] = {k: [] for k in TIMER_KINDS}
+        self._queued: dict[str, set[tuple[int, object]]] = {k: set() for k in TIMER_KINDS}
         self.watermark = TIME_UNKNOWN  # the lane's
         # Each operator's own watermark: it moves when the watermark reaches that operator, after
         # the operators upstream have fired their timers (and sent on what those emitted).
-        self.op_watermark = {"vessels": TIME_UNKNOWN, "cells": TIME_UNKNOWN, "coverage": TIME_UNKNOWN}
+        self.op_watermark = dict.fromkeys(TIMER_KINDS, TIME_UNKNOWN)
         self.out = PlainResult()
 
     # -- stores -------------------------------------------------------------------------------
@@ -99,8 +107,22 @@ class PlainPipeline:
     def _dead(self, dead: DeadLetter) -> None:
         self.out.dead_letter.append(outputs.dead_letter_json(dead))
 
+    def _timer(self, kind: str, ts: int, key: object) -> None:
+        if (ts, key) not in self._queued[kind]:
+            self._queued[kind].add((ts, key))
+            heapq.heappush(self._timers[kind], (ts, key))  # type: ignore[misc]
+
     def _report(self, report: Report) -> None:
-        store = self.vessels[report.mmsi]
+        mmsi = report.mmsi
+        copy, self.seen[mmsi], timer = self.copies.decide(
+            self.seen.get(mmsi), report.ts, report.msg_type, report.identity
+        )
+        if timer is not None:
+            self._timer("copies", timer, mmsi)
+        if copy:
+            self.out.tallies[minute_tally(DUPLICATE_EXACT, report.ts)] += 1
+            return
+        store = self.vessels[mmsi]
         outcome, pane = self.vessel_logic.process(store, report, self.watermark)
         self._collect_timers("vessels", report.mmsi, store)
         for name, text in outcome.records():
@@ -162,13 +184,19 @@ class PlainPipeline:
     def _advance(self, watermark: int) -> None:
         """The watermark moves: fire due timers operator by operator, as Flink forwards it."""
         self.watermark = watermark
-        for kind in ("vessels", "cells", "coverage"):
+        for kind in TIMER_KINDS:
             self.op_watermark[kind] = watermark
             heap = self._timers[kind]
             while heap and heap[0][0] <= watermark:
                 ts, key = heapq.heappop(heap)
                 self._queued[kind].discard((ts, key))
-                if kind == "vessels":
+                if kind == "copies":
+                    seen, timer = self.copies.on_timer(self.seen[key], ts)  # type: ignore[index]
+                    if seen is None:
+                        del self.seen[key]  # type: ignore[arg-type]
+                    elif timer is not None:
+                        self._timer("copies", timer, key)
+                elif kind == "vessels":
                     vstore = self.vessels[key]  # type: ignore[index]
                     final = watermark == END_OF_INPUT
                     self.vessel_logic.on_timer(vstore, ts, key, final)  # type: ignore[arg-type]

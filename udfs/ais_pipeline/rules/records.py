@@ -102,6 +102,17 @@ def pack_report(report: Report) -> str:
     return f"{head}\x1f{tail}"
 
 
+# What an exact copy travels as from the Java operator that decides it (``ais.flink.ExactCopies``)
+# to the vessel operator, which counts it: this character (the ASCII record separator, which no
+# accepted line holds either) and the copy's event time, in place of the packed report.
+COPY_MARK = "\x1e"
+
+
+def copy_marker(ts: int) -> str:
+    """The packed field of an exact copy's record: :data:`COPY_MARK` and its event time."""
+    return f"{COPY_MARK}{ts}"
+
+
 def _float(text: str) -> float | None:
     return None if text == "" else float(text)
 

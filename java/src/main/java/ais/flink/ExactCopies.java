@@ -11,7 +11,10 @@ import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.types.Row;
@@ -39,7 +42,7 @@ import org.apache.flink.util.Collector;
  *       is set again): no state or timer is left of a silent vessel.
  * </ul>
  */
-public final class ExactCopies extends KeyedProcessFunction<Row, Row, Row> {
+public final class ExactCopies extends KeyedProcessFunction<Long, Row, Row> {
     private static final long serialVersionUID = 1L;
 
     /** What a copy's packed field starts with (the ASCII record separator). */
@@ -92,6 +95,22 @@ public final class ExactCopies extends KeyedProcessFunction<Row, Row, Row> {
     static String identity(String packed, int[] at) {
         String own = packed.substring(at[1] + 1, at[2]);
         return own.isEmpty() ? packed.substring(at[2] + 1, at[4]).replace(SEPARATOR, ',') : own;
+    }
+
+    /** Keys {@code Row(mmsi, report)} records on their MMSI, a {@code Long}: cheaper to hash and
+     * compare in keyed state than the {@code Row(key)} that PyFlink's key selector makes. */
+    public static final class ByMmsi implements KeySelector<Row, Long>, ResultTypeQueryable<Long> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Long getKey(Row record) {
+            return (Long) record.getField(0);
+        }
+
+        @Override
+        public TypeInformation<Long> getProducedType() {
+            return Types.LONG;
+        }
     }
 
     /** The places of the first five separators of a packed report. */

@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyedStateBackend;
@@ -36,19 +35,12 @@ class ExactCopiesTest {
         return Golden.cases("exact_copies.json").stream();
     }
 
-    static final class ByMmsi implements KeySelector<Row, Row> {
-        @Override
-        public Row getKey(Row record) {
-            return Row.of(record.getField(0));
-        }
-    }
-
-    static KeyedOneInputStreamOperatorTestHarness<Row, Row, Row> harness(JsonNode spec) throws Exception {
+    static KeyedOneInputStreamOperatorTestHarness<Long, Row, Row> harness(JsonNode spec) throws Exception {
         ExactCopies copies =
                 new ExactCopies(
                         spec.get("ttl_ms").asLong(), spec.get("horizon_ms").asLong(), spec.get("step_ms").asLong(), WIRE_REPORT);
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(copies), new ByMmsi(), Types.ROW(Types.LONG));
+                new KeyedProcessOperator<>(copies), new ExactCopies.ByMmsi(), Types.LONG);
     }
 
     /** A packed report as {@code pack_report} writes it: the NMEA identity is left out when it is payload and fill. */
@@ -60,7 +52,7 @@ class ExactCopiesTest {
         return ts + sep + msgType + sep + sep + payload + sep + fill + sep + "r1" + sep + "!AIVDM,...";
     }
 
-    static String step(KeyedOneInputStreamOperatorTestHarness<Row, Row, Row> h, JsonNode step) throws Exception {
+    static String step(KeyedOneInputStreamOperatorTestHarness<Long, Row, Row> h, JsonNode step) throws Exception {
         h.getOutput().clear();
         if (step.get(0).asText().equals("watermark")) {
             h.processWatermark(new Watermark(step.get(1).asLong()));
@@ -101,7 +93,7 @@ class ExactCopiesTest {
     @ParameterizedTest(name = "{index}")
     @MethodSource("goldenCases")
     void goldenCaseGivesTheReferenceDecisionsAndLeavesNoStateWhenItSaysSo(JsonNode golden) throws Exception {
-        try (KeyedOneInputStreamOperatorTestHarness<Row, Row, Row> h = harness(golden.get("spec"))) {
+        try (KeyedOneInputStreamOperatorTestHarness<Long, Row, Row> h = harness(golden.get("spec"))) {
             h.open();
             goldenSteps(golden, h);
         }
@@ -110,14 +102,14 @@ class ExactCopiesTest {
     @ParameterizedTest(name = "{index}")
     @MethodSource("goldenCases")
     void goldenCaseGivesTheReferenceDecisionsOnRocksDbToo(JsonNode golden) throws Exception {
-        try (KeyedOneInputStreamOperatorTestHarness<Row, Row, Row> h = harness(golden.get("spec"))) {
+        try (KeyedOneInputStreamOperatorTestHarness<Long, Row, Row> h = harness(golden.get("spec"))) {
             h.setStateBackend(new EmbeddedRocksDBStateBackend());
             h.open();
             goldenSteps(golden, h);
         }
     }
 
-    private static void goldenSteps(JsonNode golden, KeyedOneInputStreamOperatorTestHarness<Row, Row, Row> h)
+    private static void goldenSteps(JsonNode golden, KeyedOneInputStreamOperatorTestHarness<Long, Row, Row> h)
             throws Exception {
         int i = 0;
         for (JsonNode step : golden.get("steps")) {
@@ -132,14 +124,14 @@ class ExactCopiesTest {
         }
     }
 
-    static long keyedStateLeft(KeyedOneInputStreamOperatorTestHarness<Row, Row, Row> h) throws Exception {
+    static long keyedStateLeft(KeyedOneInputStreamOperatorTestHarness<Long, Row, Row> h) throws Exception {
         try {
             return h.numKeyedStateEntries();
         } catch (UnsupportedOperationException rocksDb) {
-            KeyedStateBackend<Row> backend = h.getOperator().getKeyedStateBackend();
+            KeyedStateBackend<Long> backend = h.getOperator().getKeyedStateBackend();
             long left = 0;
             for (String state : new String[] {ExactCopies.SEEN_STATE, ExactCopies.IDS_STATE}) {
-                try (Stream<Row> keys = backend.getKeys(state, VoidNamespace.INSTANCE)) {
+                try (Stream<Long> keys = backend.getKeys(state, VoidNamespace.INSTANCE)) {
                     left += keys.count();
                 }
             }
@@ -154,14 +146,14 @@ class ExactCopiesTest {
         golden.get("steps").forEach(steps::add);
         for (int cut = 1; cut < steps.size(); cut++) {
             OperatorSubtaskState snapshot;
-            try (KeyedOneInputStreamOperatorTestHarness<Row, Row, Row> h = harness(golden.get("spec"))) {
+            try (KeyedOneInputStreamOperatorTestHarness<Long, Row, Row> h = harness(golden.get("spec"))) {
                 h.open();
                 for (int i = 0; i < cut; i++) {
                     step(h, steps.get(i));
                 }
                 snapshot = h.snapshot(1L, 1L);
             }
-            try (KeyedOneInputStreamOperatorTestHarness<Row, Row, Row> h = harness(golden.get("spec"))) {
+            try (KeyedOneInputStreamOperatorTestHarness<Long, Row, Row> h = harness(golden.get("spec"))) {
                 h.initializeState(snapshot);
                 h.open();
                 for (int i = cut; i < steps.size(); i++) {

@@ -278,9 +278,11 @@ def run(
     parallelisms: list[int],
     only: set[str] | None = None,
     vessels: int | None = None,
+    baseline: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every alternative (``only``: those of these names) on the feed of each size (``vessels``:
-    its fleet), ``repeat`` times each."""
+    its fleet), ``repeat`` times each, in turns (A B C A B C: the machine's speed drifts);
+    ``baseline``: the job of that commit at parallelism 1 too (:mod:`bench.baseline`)."""
     rows: list[dict[str, Any]] = []
     for size in sizes:
         path = feed(size, vessels)
@@ -306,31 +308,41 @@ def run(
             out = Path(tempfile.mkdtemp(prefix="bench-"))
             job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
             alternatives.append((name, [*job, *flags], True))
-        for name, cmd, is_job in alternatives:
-            if only is not None and name not in only:
-                continue
-            walls, rss, state, cpus = [], [], [], []
-            for _ in range(repeat):
+        if baseline is not None:
+            from bench.baseline import job_command
+
+            out = Path(tempfile.mkdtemp(prefix="bench-"))
+            cmd = [*job_command(baseline), "--input", str(path), "--output", str(out), "--parallelism", "1"]
+            alternatives.append((baseline_name(baseline), cmd, True))
+        chosen = [a for a in alternatives if only is None or a[0] in only or a[0] == baseline_name(baseline)]
+        measured: dict[str, dict[str, list[float]]] = {name: {} for name, _, _ in chosen}
+        for _ in range(repeat):
+            for name, cmd, is_job in chosen:
                 port = unused_port() if is_job else None  # a new one each run: the last JVM may hold its port
                 wall, peak, per_vessel, cpu = timed([*cmd, "--web-ui-port", str(port)] if port else cmd, port)
-                walls.append(wall)
-                rss.append(peak)
-                cpus.append(cpu)
-                if per_vessel:
-                    state.append(per_vessel)
+                got = measured[name]
+                for key, value in (("walls", wall), ("rss", peak), ("cpu", cpu), ("state", per_vessel)):
+                    if value:
+                        got.setdefault(key, []).append(value)
                 print(f"{lines:>8} lines  {name:<26} {wall:7.1f} s  {peak:6.0f} MB  {cpu:6.1f} CPU s", file=sys.stderr)
+        for name, cmd, _ in chosen:
+            got = measured[name]
             rows.append(
                 {
                     "lines": lines,
                     "name": name,
-                    "walls": walls,
-                    "rss": max(rss),
-                    "state": max(state or [0]),
-                    "cpu": cpus,
+                    "walls": got["walls"],
+                    "rss": max(got.get("rss", [0])),
+                    "state": max(got.get("state", [0])),
+                    "cpu": got.get("cpu", [0.0]),
                     "cmd": shown(cmd),
                 }
             )
     return rows
+
+
+def baseline_name(commit: str | None) -> str:
+    return f"Flink job of {commit}, parallelism 1"
 
 
 def startup(parallelisms: list[int]) -> dict[str, tuple[float, float, str]]:
@@ -477,8 +489,10 @@ def table(rows: list[dict[str, Any]], starts: dict[str, tuple[float, float, str]
 
 # The targets of the job's cost, each checked on this run's figures against the loops of the same
 # run (none is a timed test): the machine's speed drifts, so a target is a ratio, not a time.
-CPU_TARGET = 0.6  # the job's CPU per line at parallelism 1 over the lean loop's
-SPEED_TARGET = 1.5  # parallelism 2's speed over the lean loop's
+CPU_TARGET = 1.1  # the job's CPU per line at parallelism 1 over the lean loop's
+SPEED_TARGET = 1.2  # parallelism 2's speed over the lean loop's
+FLEET_TARGET = 1.0  # on the feed heavier in vessels: the CPU per line at parallelism 1 over the baseline's
+BEFORE_TRACKS = "6c84c88"  # the baseline: the job before the tracks, spread and gap events
 TASKMANAGERS_TARGET = 1.15  # two one-slot TaskManagers' steady-state CPU per line over parallelism 1's
 PANDAS_TARGET = 0.5
 STARTUP_TARGET_S = 6.0
@@ -492,6 +506,8 @@ def targets(
     starts: dict[str, tuple[float, float, str]],
     csv_rows: list[dict[str, Any]],
     long_rows: list[dict[str, Any]],
+    fleet_rows: list[dict[str, Any]] | None = None,
+    baseline: str | None = None,
 ) -> str:
     """Where the job stands against each target, from this run's figures, with the commands that
     made them (medians of the runs)."""
@@ -538,6 +554,19 @@ def targets(
             us / loop_us <= CPU_TARGET,
             p1,
             lean,
+        )
+    fleet_p1 = find(fleet_rows or [], P1)
+    before = find(fleet_rows or [], baseline_name(baseline)) if baseline else None
+    if fleet_p1 and before:
+        us, before_us = cpu_us(fleet_p1), cpu_us(before)
+        add(
+            f"on the feed heavier in vessels, the CPU per line at parallelism 1 at most {FLEET_TARGET}x what "
+            f"{baseline} (before the tracks, spread and gap events) spent "
+            f"({int(fleet_p1['lines']):,} lines, run in turns)",
+            f"{us / before_us:.2f}x ({us:.1f} us against {before_us:.1f} us)",
+            us / before_us <= FLEET_TARGET,
+            fleet_p1,
+            before,
         )
     gaps_off = find(rows, GAPS_OFF, largest)
     if p1 and gaps_off:
@@ -685,6 +714,11 @@ def main() -> int:
         default="400000:20000",
         help="LINES:VESSELS of a feed heavier in vessels (the loops and parallelism 1 on it), empty for none",
     )
+    parser.add_argument(
+        "--baseline",
+        default=BEFORE_TRACKS,
+        help="a commit whose job runs in turns with this one on the feed heavier in vessels, empty for none",
+    )
     parser.add_argument("--decode-only", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--parse-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -703,10 +737,11 @@ def main() -> int:
     if args.fleet:
         fleet_lines, fleet_vessels = (int(n) for n in args.fleet.split(":"))
         fleet_only = {"plain Python loop", LEAN, P1, GAPS_OFF}
-        fleet_rows = run([fleet_lines], args.repeat, [1], only=fleet_only, vessels=fleet_vessels)
+        baseline = args.baseline or None
+        fleet_rows = run([fleet_lines], args.repeat, [1], only=fleet_only, vessels=fleet_vessels, baseline=baseline)
     csv_rows = run_csv(args.csv_rows, args.repeat, parallelisms) if args.csv_rows else []
     text = measured()
-    text += f"\n\n{targets(rows, starts, csv_rows, long_rows)}"
+    text += f"\n\n{targets(rows, starts, csv_rows, long_rows, fleet_rows, args.baseline or None)}"
     if sizes:
         text += f"\n\n{where_the_cpu_goes(max(sizes))}"
     if rows:

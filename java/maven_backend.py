@@ -28,7 +28,7 @@ from setuptools.build_meta import (  # noqa: F401  (the hooks this backend keeps
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "udfs" / "ais_pipeline"
 JARS = ("ais-flink-helpers.jar", "ais-flink-helpers-metrics.jar")
-BUNDLED = ("flink-conf", "data/sample", "connectors/pom.xml")
+BUNDLED = ("flink-conf", "data/sample", "data/ports", "connectors/pom.xml")
 
 
 def _java_helpers() -> None:

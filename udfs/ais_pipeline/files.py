@@ -4,6 +4,7 @@ summary.json. The plain loop, the report, the tests and the run's summary all re
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from collections import Counter
@@ -24,7 +25,19 @@ from ais_pipeline.rules.outputs import (
     tally_totals,
 )
 from ais_pipeline.rules.plain import PlainResult
+from ais_pipeline.rules.ports import Anchorages
 from ais_pipeline.rules.windows import hours
+
+
+def read_anchorages(path: Path) -> Anchorages:
+    """An anchorage list (:meth:`ais_pipeline.rules.ports.Anchorages.from_rows`): a CSV file with a
+    header that has at least ``latitude``, ``longitude`` and ``label``."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = csv.DictReader(fh)
+        missing = {"latitude", "longitude", "label"} - set(rows.fieldnames or ())
+        if missing:
+            raise ValueError(f"{path}: no column {', '.join(sorted(missing))}")
+        return Anchorages.from_rows(rows, path.name)
 
 
 def input_files(path: Path) -> list[Path]:

@@ -42,6 +42,8 @@ def _located(relative: str) -> Path:
 
 FLINK_CONF = _located("flink-conf")
 SAMPLE_INPUT = _located("data/sample/aislistener__nmea-with-tagblock.txt")
+# Global Fishing Watch's published anchorage list (data/ports/SOURCES.md).
+ANCHORAGES = _located("data/ports/gfw_anchorages.csv")
 CONNECTORS_POM = _located("connectors/pom.xml")
 SCHEMA = PACKAGE / "schema.sql"
 

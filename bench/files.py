@@ -685,15 +685,23 @@ def publish(text: str, doc: Path, marker: str, write_docs: bool) -> None:
         write_between_markers(doc, marker, text)
 
 
-def where_the_cpu_goes(size: int) -> str:
-    """One run of the job at parallelism 1 on the largest feed: the CPU per line by thread group,
-    and the Python and Java sides per line (``bench.threads``)."""
+def where_the_cpu_goes(size: int, fleet: tuple[int, int] | None = None) -> str:
+    """One run of the job at parallelism 1 on the largest feed (and on the feed heavier in
+    vessels, ``fleet``: lines and vessels): the CPU per line by thread group, the Python and Java
+    sides per line, and the CPU per line by rule (``bench.threads``)."""
     from bench import threads
 
-    path = feed(size)
-    lines = sum(1 for _ in read_lines(path))
-    m = threads.measure_all(threads.job_command(path, 1, []), python=True)
-    return threads.report(m, lines, 1, f"python -m bench.threads --lines {size} --python")
+    out = []
+    runs = [(feed(size), f"--lines {size}", "the benchmark feed")]
+    if fleet is not None:
+        runs.append((feed(*fleet), f"--lines {fleet[0]} --vessels {fleet[1]}", f"{fleet[1]:,} vessels"))
+    for path, flags, what in runs:
+        lines = sum(1 for _ in read_lines(path))
+        m = threads.measure_all(threads.job_command(path, 1, []), python=True)
+        out.append(threads.report(m, lines, 1, f"python -m bench.threads {flags} --python --rules"))
+        if m.samples:
+            out.append(f"\nBy rule, on {what}:\n\n{threads.rules_report(m, lines)}")
+    return "\n\n".join(out)
 
 
 def main() -> int:
@@ -743,7 +751,11 @@ def main() -> int:
     text = measured()
     text += f"\n\n{targets(rows, starts, csv_rows, long_rows, fleet_rows, args.baseline or None)}"
     if sizes:
-        text += f"\n\n{where_the_cpu_goes(max(sizes))}"
+        fleet: tuple[int, int] | None = None
+        if args.fleet:
+            fleet_lines, fleet_vessels = (int(n) for n in args.fleet.split(":"))
+            fleet = (fleet_lines, fleet_vessels)
+        text += f"\n\n{where_the_cpu_goes(max(sizes), fleet)}"
     if rows:
         text += f"\n\n{table(rows, starts)}\n\n{growth(rows)}"
     if long_rows:

@@ -137,6 +137,71 @@ class Measured:
     wall: float
     groups: dict[str, float]  # CPU seconds by thread group
     python: float | None = None  # seconds with the operators' Python on a stack (py-spy)
+    samples: str = ""  # py-spy's raw samples of the run's embedded interpreters
+
+
+# What a Python frame is part of, by its file (and, in the dedup rules' file, by its function):
+# a sample counts for the first frame from its innermost outwards that is part of a rule.
+RULE_FILES = {
+    "spread.py": "spread (vessel hours along segments)",
+    "vessel_hours.py": "spread (vessel hours along segments)",
+    "gaps.py": "gaps",
+    "tracks.py": "tracks",
+    "decode.py": "decoding (pyais)",
+    "outputs.py": "output records (JSON, ids)",
+    "state.py": "vessel state (cache, write-behind, timers)",
+    "parse.py": "parsing lines",
+    "lane.py": "parsing lines",
+    "multipart.py": "parsing lines",
+    "csv_rows.py": "parsing lines",
+    "json_lines.py": "parsing lines",
+}
+RULE_FUNCTIONS = {  # of rules/dedup.py
+    "_gap_position": "gaps",
+    "_arm_gap": "gaps",
+    "_open_gap": "gaps",
+    "_gap": "gaps",
+    "_step": "tracks",
+    "_release": "tracks",
+    "_decided": "tracks",
+    "_accept": "tracks",
+    "_segment": "tracks",
+    "_keep_track": "tracks",
+    "_held_lines": "output records (JSON, ids)",
+}
+DEDUP = "dedup rules (near duplicates, static, lateness)"
+PYFLINK = "PyFlink and the records' conversions"
+
+
+def rule_of(frames: list[str]) -> str:
+    """The rule a py-spy stack (its frames, outermost first: ``function (path:line)``) counts for
+    (the json module counts for its caller's; importing modules, for the start)."""
+    if any(frame.startswith("_find_and_load ") for frame in frames):
+        return "Python's start (importing modules)"
+    for frame in reversed(frames):
+        function, _, where = frame.partition(" (")
+        path = where.rsplit(":", 1)[0]
+        name = path.rsplit("/", 1)[-1]
+        if "pyais/" in path:
+            return "decoding (pyais)"
+        if name == "dedup.py":
+            return RULE_FUNCTIONS.get(function.rsplit(".", 1)[-1], DEDUP)
+        if name in RULE_FILES:
+            return RULE_FILES[name]
+    for frame in frames:
+        if "ParseLines." in frame:
+            return "parsing lines"
+    return PYFLINK
+
+
+def rule_seconds(raw: str, rate: int = SPY_RATE) -> dict[str, float]:
+    """The Python side's seconds by rule (:func:`rule_of`), from ``py-spy record --format raw``."""
+    out: dict[str, float] = defaultdict(float)
+    for line in raw.splitlines():
+        stack, _, count = line.rstrip().rpartition(" ")
+        if stack.strip() and count.isdigit():
+            out[rule_of(stack.split(";"))] += int(count) / rate
+    return dict(out)
 
 
 def measure_all(cmd: list[str], by_process: bool = False, python: bool = False) -> Measured:
@@ -172,6 +237,7 @@ def measure_all(cmd: list[str], by_process: bool = False, python: bool = False) 
         group = group_of(process, thread)
         groups[f"{roles.get(pid, process)}: {group}" if by_process else group] += cpu
     seconds = None
+    samples = []
     if python:
         seconds = 0.0
         for sampler, out in spies.values():
@@ -181,8 +247,10 @@ def measure_all(cmd: list[str], by_process: bool = False, python: bool = False) 
                 sampler.terminate()
                 sampler.wait(10)
             if out.exists():
-                seconds += python_seconds(out.read_text())
-    return Measured(wall, dict(groups), seconds)
+                raw = out.read_text()
+                samples.append(raw)
+                seconds += python_seconds(raw)
+    return Measured(wall, dict(groups), seconds, "\n".join(samples))
 
 
 def measure(cmd: list[str], by_process: bool = False) -> tuple[float, dict[str, float]]:
@@ -220,20 +288,53 @@ def report(m: Measured, lines: int, parallelism: int, command: str) -> str:
     return "\n".join(out)
 
 
+# Thread groups of the Java side that belong to one rule (the rest is the job's machinery).
+JAVA_RULES = {"cell windows (k": "windows (Java)", "gap coverage (k": "gaps (Java: the coverage around each gap)"}
+
+
+def rules_report(m: Measured, lines: int) -> str:
+    """The CPU per line by rule: the Python side's samples by :func:`rule_of`, the windows' and
+    the gap coverage's threads, and the rest of the run as the machinery it is."""
+    total = sum(m.groups.values())
+    rows: dict[str, float] = defaultdict(float)
+    python = rule_seconds(m.samples) if m.samples else {}
+    for name, seconds in python.items():
+        rows[name] += seconds
+    java = 0.0
+    for group, cpu in m.groups.items():
+        rule = next((r for prefix, r in JAVA_RULES.items() if group.startswith(prefix)), None)
+        if rule is not None:
+            rows[rule] += cpu
+        else:
+            java += cpu
+    rows["the rest of the Java side: reading, parsing, watermarks, exact copies, batching, the JIT, GC, start"] = (
+        java - sum(python.values())
+    )
+    out = ["| part of the work | CPU s | CPU us per line | share |", "|---|---:|---:|---:|"]
+    for name, cpu in sorted(rows.items(), key=lambda kv: -kv[1]):
+        out.append(f"| {name} | {cpu:.1f} | {cpu / lines * 1e6:.1f} | {cpu / total:.0%} |")
+    return "\n".join(out)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="bench.threads", description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=400_000, help="the seeded benchmark feed's size")
+    parser.add_argument("--vessels", type=int, help="the seeded feed's fleet (by default as its size gives)")
     parser.add_argument("--input", type=Path, help="a file to run on instead (a NOAA day's .csv.zst, a capture)")
     parser.add_argument("--parallelism", type=int, default=1)
     parser.add_argument("--by-process", action="store_true", help="each thread group under its process's role")
     parser.add_argument("--python", action="store_true", help="the Python side's time too, sampled by py-spy")
+    parser.add_argument("--rules", action="store_true", help="with --python: the CPU per line by rule too")
     parser.add_argument("job_flags", nargs="*", help="more flags for the job (after --)")
     args = parser.parse_args()
-    path = args.input or feed(args.lines)
+    path = args.input or feed(args.lines, args.vessels)
     lines = sum(1 for _ in read_lines(path))
     cmd = job_command(path, args.parallelism, args.job_flags)
     m = measure_all(cmd, args.by_process, args.python)
     print(report(m, lines, args.parallelism, " ".join(["python -m bench.threads", *sys.argv[1:]])))
+    if args.rules and m.samples:
+        print()
+        print(rules_report(m, lines))
     return 0
 
 

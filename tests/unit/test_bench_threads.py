@@ -74,3 +74,25 @@ def test_the_python_side_counts_the_samples_with_python_on_the_stack():
         " 400\n"
     )
     assert python_seconds(raw, rate=50) == 3.0
+
+
+def test_a_python_sample_counts_for_the_innermost_rule_on_its_stack() -> None:
+    from bench.threads import DEDUP, PYFLINK, rule_of, rule_seconds
+
+    op = "DedupVessel.process_element (ais_pipeline/functions/operators.py:294)"
+    process = "VesselLogic.process (ais_pipeline/rules/dedup.py:271)"
+    assert rule_of([op, process, "VesselLogic._decide (ais_pipeline/rules/dedup.py:505)"]) == DEDUP
+    assert rule_of([op, process, "decode (ais_pipeline/rules/decode.py:80)", "f (pyais/messages.py:1)"]) == (
+        "decoding (pyais)"
+    )
+    step = "VesselLogic._step (ais_pipeline/rules/dedup.py:320)"
+    assert rule_of([op, step, "spread (ais_pipeline/rules/spread.py:101)"]).startswith("spread")
+    assert rule_of([op, step, "VesselTracks.advance (ais_pipeline/rules/tracks.py:278)"]) == "tracks"
+    # The json module counts for its caller: a vessel's value written to keyed state.
+    to_text = "_VesselEntry.to_text (ais_pipeline/functions/state.py:160)"
+    assert rule_of([op, to_text, "dumps (json/__init__.py:238)", "JSONEncoder.encode (json/encoder.py:200)"]) == (
+        "vessel state (cache, write-behind, timers)"
+    )
+    assert rule_of([op, "wire_reports (ais_pipeline/functions/rows.py:180)"]) == PYFLINK
+    raw = f"{op};{process} 50\n{op};{step} 25\n\n"
+    assert rule_seconds(raw, rate=50) == {DEDUP: 1.0, "tracks": 0.5}

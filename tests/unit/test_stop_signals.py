@@ -114,7 +114,7 @@ def test_an_error_after_a_stop_that_cut_a_call_to_the_jvm_ends_on_the_stop_line(
     monkeypatch.setattr(ais_traffic, "file_job", stopped_then_broken)
     monkeypatch.setattr(ais_traffic.webui, "announce", lambda config: None)
     try:
-        assert ais_traffic.main(["--input", str(SAMPLE_INPUT)]) == 130
+        assert ais_traffic.main(["--input", str(SAMPLE_INPUT), "--web-ui-port", "0"]) == 130
     finally:
         with StopSignals():  # take the stop, as a run would
             pass
@@ -130,4 +130,4 @@ def test_an_error_without_a_stop_keeps_its_traceback(handlers, monkeypatch: pyte
     monkeypatch.setattr(ais_traffic, "file_job", broken)
     monkeypatch.setattr(ais_traffic.webui, "announce", lambda config: None)
     with pytest.raises(TypeError, match="a defect"):
-        ais_traffic.main(["--input", str(SAMPLE_INPUT)])
+        ais_traffic.main(["--input", str(SAMPLE_INPUT), "--web-ui-port", "0"])

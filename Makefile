@@ -53,8 +53,9 @@ lint: setup
 
 # The benchmark: decode-only ceiling, plain loop, job at parallelism 1 and 2, on seeded feeds of
 # 100,000 and 400,000 lines, and a NOAA day of 1,000,000 rows (.csv.zst) beside a pandas loop,
-# twice each, and one run at parallelism 1 with its CPU per line by thread group and the Python and
-# Java sides per line (bench/threads.py, py-spy); writes the tables into docs/performance.md
+# twice each in turns; a feed of 20,000 vessels with the job of commit 6c84c88 beside this one's
+# (bench/baseline.py); one run at parallelism 1 on each feed with its CPU per line by thread group,
+# the Python and Java sides and by rule (bench/threads.py, py-spy); writes the tables into docs/performance.md
 # (bench/files.py); then the live feeds: the relay TCP->Kafka, the job's UDP
 # input at 10,000 lines/s, its memory over 16 minutes, into docs/live-feeds.md (bench/live.py);
 # then scaling: the Kafka job on the standalone cluster (two one-slot TaskManagers) at parallelism

@@ -130,18 +130,12 @@ class ExactCopies:
 
     def apply(self, reports: DataStream) -> DataStream:
         from ais_pipeline.functions.rows import keyed
+        from ais_pipeline.jvm.streams import java_keyed
 
         _with_helpers(reports)
         flink = jvm()
         record_type = keyed(Types.LONG(), self.report_type)
-        j_reports = java_stream(reports)
-        by_mmsi = flink.ais.flink.ExactCopies.ByMmsi()
-        if j_reports.getParallelism() == self.parallelism == 1:  # forward: chained into the lane's task
-            j_keyed = flink.org.apache.flink.streaming.api.datastream.DataStreamUtils.reinterpretAsKeyedStream(
-                j_reports, by_mmsi
-            )
-        else:
-            j_keyed = j_reports.keyBy(by_mmsi)
+        j_keyed = java_keyed(reports, flink.ais.flink.ExactCopies.ByMmsi())
         operator = flink.org.apache.flink.streaming.api.operators.KeyedProcessOperator(self.build())
         j_stream = j_keyed.transform(self.name, java_type(record_type), operator)
         return DataStream(j_stream.setParallelism(self.parallelism).uid(self.uid))

@@ -4,6 +4,8 @@ parallelism an operator runs at."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyflink.common import Types
 from pyflink.common.typeinfo import TypeInformation
 from pyflink.datastream import DataStream, KeyedStream, OutputTag
@@ -33,14 +35,21 @@ def keyed_by_first_field(
     one of a job at parallelism 1, is reinterpreted as keyed instead of shuffled: the operators
     then chain into one task.
     """
-    flink = jvm()
-    j_stream = java_stream(stream)
     j_key_type = Types.ROW([key_type]).get_java_type_info()
+    j_keyed = java_keyed(stream, jvm().KeyByKeySelector(), j_key_type, already_partitioned)
+    return KeyedStream(j_keyed, record_type, stream)
+
+
+def java_keyed(stream: DataStream, j_selector: Any, j_key_type: Any = None, already_partitioned: bool = False) -> Any:
+    """``stream`` keyed in Java by ``j_selector`` (its key type ``j_key_type``, or the one the
+    selector gives): reinterpreted as keyed, so chained into the same task, when it is
+    ``already_partitioned`` as the key would partition it or when the job runs at parallelism 1
+    throughout; else shuffled by the key. The Java keyed stream."""
+    j_stream = java_stream(stream)
     everything_on_one = j_stream.getParallelism() == 1 and stream.get_execution_environment().get_parallelism() == 1
     if already_partitioned or everything_on_one:
-        j_keyed = flink.org.apache.flink.streaming.api.datastream.DataStreamUtils.reinterpretAsKeyedStream(
-            j_stream, flink.KeyByKeySelector(), j_key_type
-        )
-    else:
-        j_keyed = j_stream.keyBy(flink.KeyByKeySelector(), j_key_type)
-    return KeyedStream(j_keyed, record_type, stream)
+        utils = jvm().org.apache.flink.streaming.api.datastream.DataStreamUtils
+        if j_key_type is None:
+            return utils.reinterpretAsKeyedStream(j_stream, j_selector)
+        return utils.reinterpretAsKeyedStream(j_stream, j_selector, j_key_type)
+    return j_stream.keyBy(j_selector) if j_key_type is None else j_stream.keyBy(j_selector, j_key_type)

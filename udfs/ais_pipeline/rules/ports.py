@@ -184,10 +184,10 @@ class PortEvents:
             state = IN_PORT if sog is not None and sog >= rules.moving_kn else STOPPED
         else:
             state = STOPPED if sog is not None and sog <= rules.stopped_kn else IN_PORT
+        here = found[0] if found is not None else v.anchorage
         events: list[PortEvent] = []
         if prev in (IN_PORT, STOPPED):
-            events += self._gap(v, ts, (ts, lat, lon, found[0] if found else v.anchorage))
-        here = found[0] if found is not None else v.anchorage
+            events += self._gap(v, (ts, lat, lon, here))
         if prev is not None and here is not None and state != prev:
             kinds = {
                 (AT_SEA, IN_PORT): (PORT_ENTRY,),
@@ -215,9 +215,9 @@ class PortEvents:
         due = self.gap_due(v)
         if due is None or due > watermark:
             return []
-        return self._gap(v, due, None)
+        return self._gap(v, None)
 
-    def _gap(self, v: VesselPorts, ts: int, end: tuple[int, float, float, Anchorage | None] | None) -> list[PortEvent]:
+    def _gap(self, v: VesselPorts, end: tuple[int, float, float, Anchorage | None] | None) -> list[PortEvent]:
         """The gap's events: its begin alone (``end`` None: the watermark passed it), or, for the
         next position ``end`` (time, place, nearest anchorage) 4 h or more after the last, its
         begin (unless emitted already) and its end."""

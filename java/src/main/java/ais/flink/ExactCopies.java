@@ -1,8 +1,6 @@
 package ais.flink;
 
-import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 
 import org.apache.flink.api.common.functions.OpenContext;
@@ -176,15 +174,10 @@ public final class ExactCopies extends KeyedProcessFunction<Long, Row, Row> {
     }
 
     private void prune(long horizon) throws Exception {
-        List<String> old = new ArrayList<>();
         for (Iterator<Map.Entry<String, Long>> it = ids.iterator(); it.hasNext(); ) {
-            Map.Entry<String, Long> e = it.next();
-            if (e.getValue() < horizon) {
-                old.add(e.getKey());
+            if (it.next().getValue() < horizon) {
+                it.remove();
             }
-        }
-        for (String identity : old) {
-            ids.remove(identity);
         }
     }
 

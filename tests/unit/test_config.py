@@ -154,6 +154,7 @@ def test_kafka_flags_and_environment():
         "dead_letter": "ais.dead_letter",
         "bad_fixes": "ais.bad_fixes",
         "gaps": "ais.gaps",
+        "port_visits": "ais.port_visits",
     }
 
 

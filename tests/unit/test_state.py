@@ -79,7 +79,7 @@ def test_the_write_behind_copy_reaches_keyed_state_only_on_a_marker_and_only_wha
     # One JSON value a vessel: the meta (no track timer, no gap timer, not kept for its gap alone,
     # no ship type yet), the static reports; no track, no gaps.
     assert json.loads(held[244000003]) == {
-        "m": [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), -(2**63), 0, "unknown"],
+        "m": [5212345, 412345, 1_000, 1_000, 1_000, 61_000, -(2**63), -(2**63), 0, "unknown", -(2**63)],
         "s": {"24A": ["name-1000", 1_000], "5": ['{"shipname":"X"}', 1_000]},
     }
 

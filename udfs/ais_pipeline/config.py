@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ais_pipeline.errors import ConfigError
 from ais_pipeline.postgres_url import PostgresError, Target, parse_url
-from ais_pipeline.resources import FLINK_CONF, SAMPLE_INPUT
+from ais_pipeline.resources import ANCHORAGES, FLINK_CONF, SAMPLE_INPUT
 from ais_pipeline.rules.feeds import is_feed_url, parse_feed_url
 from ais_pipeline.rules.lane import INPUT_FORMATS
 
@@ -27,6 +27,7 @@ WINDOW_KINDS = ("tumbling", "sliding")
 
 if TYPE_CHECKING:
     from ais_pipeline.rules.gaps import GapRules
+    from ais_pipeline.rules.ports import PortRules
 
 
 def submitted_by_flink_cli() -> bool:
@@ -165,6 +166,34 @@ _KNOBS: dict[str, _Knob] = {
         float,
         14.0,
         "AIS gaps: how long a silent vessel's last position waits for its return, days",
+    ),
+    "ports": _Knob(
+        "--ports",
+        "PORTS",
+        str,
+        "gfw",
+        "port visits: the anchorage list, a CSV file with latitude, longitude and label columns (GFW's own"
+        " columns too: s2id, sublabel, iso3); gfw: Global Fishing Watch's published list, bundled; off: no"
+        " port visits",
+    ),
+    "port_entry_km": _Knob(
+        "--port-entry-km", "PORT_ENTRY_KM", float, 3.0, "port visits: in port within this distance of an anchorage, km"
+    ),
+    "port_exit_km": _Knob(
+        "--port-exit-km", "PORT_EXIT_KM", float, 4.0, "port visits: out of port at this distance or more, km"
+    ),
+    "port_stop_knots": _Knob(
+        "--port-stop-speed", "PORT_STOP_KNOTS", float, 0.2, "port visits: stopped in port at this speed or less, kn"
+    ),
+    "port_move_knots": _Knob(
+        "--port-move-speed", "PORT_MOVE_KNOTS", float, 0.5, "port visits: moving again at this speed or more, kn"
+    ),
+    "port_gap_hours": _Knob(
+        "--port-gap-hours",
+        "PORT_GAP_HOURS",
+        float,
+        4.0,
+        "port visits: a silence in port this long is a port gap, hours",
     ),
     "geohash_precision": _Knob("--geohash-precision", "GEOHASH_PRECISION", int, 6, "geohash cell precision, 1-12"),
     "max_clock_skew_s": _Knob(
@@ -359,6 +388,7 @@ OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
     "dead_letter": (),
     "bad_fixes": ("mmsi",),
     "gaps": ("id",),
+    "port_visits": ("id",),
 }
 
 
@@ -370,6 +400,17 @@ class TrackRules:
     max_gap_ms: int
     max_knots: float
     noise_m: float
+
+
+PORTS_GFW, PORTS_OFF = "gfw", "off"
+
+
+@dataclass(frozen=True)
+class PortVisitsConfig:
+    """Port visits' knobs: the anchorage list and the rule's thresholds."""
+
+    anchorages: Path
+    rules: PortRules
 
 
 @dataclass(frozen=True)
@@ -402,6 +443,12 @@ class PipelineConfig:
     gap_shore_nm: float = _default("gap_shore_nm")
     gap_min_positions: int = _default("gap_min_positions")
     gap_ttl_days: float = _default("gap_ttl_days")
+    ports: str = _default("ports")
+    port_entry_km: float = _default("port_entry_km")
+    port_exit_km: float = _default("port_exit_km")
+    port_stop_knots: float = _default("port_stop_knots")
+    port_move_knots: float = _default("port_move_knots")
+    port_gap_hours: float = _default("port_gap_hours")
     geohash_precision: int = _default("geohash_precision")
     max_clock_skew_s: int = _default("max_clock_skew_s")
     multipart_timeout_s: int = _default("multipart_timeout_s")
@@ -527,6 +574,20 @@ class PipelineConfig:
         return round(self.gap_ttl_days * 86_400_000)
 
     @property
+    def port_visits(self) -> PortVisitsConfig | None:
+        """Port visits' anchorage list and GFW's thresholds (None: off, ``--ports off``); their
+        transmitters are kept as long as the gap events' (``--gap-ttl``)."""
+        from ais_pipeline.rules.ports import PortRules
+
+        if self.ports == PORTS_OFF:
+            return None
+        rules = PortRules(
+            self.port_entry_km, self.port_exit_km, self.port_stop_knots, self.port_move_knots,
+            round(self.port_gap_hours * 3_600_000), self.gap_ttl_ms,
+        )  # fmt: skip
+        return PortVisitsConfig(ANCHORAGES if self.ports == PORTS_GFW else Path(self.ports), rules)
+
+    @property
     def out_of_orderness_ms(self) -> int:
         return self.out_of_orderness_s * 1000
 
@@ -583,6 +644,18 @@ class PipelineConfig:
         ):
             if not math.isfinite(getattr(self, name)):
                 raise bad(name, f"must be a finite number, not {getattr(self, name)}")
+        for name in ("port_entry_km", "port_exit_km", "port_stop_knots", "port_move_knots", "port_gap_hours"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise bad(name, f"must be a number above 0, not {value}")
+        if self.port_exit_km < self.port_entry_km:
+            raise bad("port_exit_km", f"{self.port_exit_km} km is less than --port-entry-km {self.port_entry_km}")
+        if self.port_move_knots < self.port_stop_knots:
+            raise bad(
+                "port_move_knots", f"{self.port_move_knots} kn is less than --port-stop-speed {self.port_stop_knots}"
+            )
+        if self.ports not in (PORTS_GFW, PORTS_OFF) and not Path(self.ports).is_file():
+            raise bad("ports", f"{self.ports}: no such file (a CSV anchorage list, gfw or off)")
         for name in ("gap_hours", "gap_analysis_hours", "gap_shore_nm", "gap_min_positions"):
             if getattr(self, name) < 0:
                 raise bad(name, f"must not be negative, not {getattr(self, name)}")

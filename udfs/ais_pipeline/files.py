@@ -4,13 +4,13 @@ summary.json. The plain loop, the report, the tests and the run's summary all re
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ais_pipeline.anchorages import load_anchorages
 from ais_pipeline.archives import COMPRESSED, parquet_file, read_file_lines
 from ais_pipeline.geoparquet_outputs import PART_SUFFIX, count_rows, read_part
 from ais_pipeline.rules.dedup import LATE_VESSEL_MS
@@ -30,14 +30,8 @@ from ais_pipeline.rules.windows import hours
 
 
 def read_anchorages(path: Path) -> Anchorages:
-    """An anchorage list (:meth:`ais_pipeline.rules.ports.Anchorages.from_rows`): a CSV file with a
-    header that has at least ``latitude``, ``longitude`` and ``label``."""
-    with path.open(newline="", encoding="utf-8") as fh:
-        rows = csv.DictReader(fh)
-        missing = {"latitude", "longitude", "label"} - set(rows.fieldnames or ())
-        if missing:
-            raise ValueError(f"{path}: no column {', '.join(sorted(missing))}")
-        return Anchorages.from_rows(rows, path.name)
+    """An anchorage list (:func:`ais_pipeline.rules.ports.load_anchorages`)."""
+    return load_anchorages(path)
 
 
 def input_files(path: Path) -> list[Path]:

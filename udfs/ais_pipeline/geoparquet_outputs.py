@@ -13,6 +13,7 @@ latitude) is:
 - aggregates: the geohash cell's box, a polygon;
 - gaps: a line from the last position before the gap to the first after it, the start point
   while the gap is open;
+- port visits: the port's point (the anchorage of the visit's first event);
 - static records and dead letters: null (they have no place).
 
 Each file has the ``geo`` metadata of GeoParquet 1.1.0: the geometry column, its encoding (WKB),
@@ -42,6 +43,7 @@ GEOMETRY = {
     "dead_letter": "NONE",
     "bad_fixes": "POINT",
     "gaps": "GAP",
+    "port_visits": "POINT",
 }
 
 PART_SUFFIX = ".parquet"

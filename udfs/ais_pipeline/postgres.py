@@ -239,6 +239,33 @@ TABLES: dict[str, Table] = {
             replaced_when="t.open",
         ),
         Table(
+            "port_visits",
+            "ais_port_visits",
+            (
+                *_RECORD,
+                Column("ship_type", "text", "ship_type"),
+                Column("lat", _F, "lat"),
+                Column("lon", _F, "lon"),
+                Column("start_anchorage_id", "text", "start_anchorage_id"),
+                Column("start_label", "text", "start_label"),
+                Column("start_sublabel", "text", "start_sublabel"),
+                Column("start_iso3", "text", "start_iso3"),
+                Column("end_anchorage_id", "text", "end_anchorage_id"),
+                Column("end_label", "text", "end_label"),
+                Column("end_sublabel", "text", "end_sublabel"),
+                Column("end_iso3", "text", "end_iso3"),
+                Column("start_time", _TS, "start_time"),
+                Column("end_time", _TS, "end_time"),
+                Column("hours", _F, "hours"),
+                Column("confidence", "smallint", "confidence"),
+                Column("events", "jsonb", "events"),
+                Column("open", "boolean", "open"),
+                Column("as_of", _TS, "as_of"),
+            ),
+            ("id",),
+            replaced_when="t.open",
+        ),
+        Table(
             "dead_letter",
             "ais_dead_letter",
             (
@@ -390,6 +417,8 @@ GEOMETRY_COLUMNS = {
         " ST_SetSRID(ST_MakePoint(coalesce(end_lon, start_lon), coalesce(end_lat, start_lat)), 4326))",
     ),
     "ais_aggregates": ("cell_geom", "geometry(Polygon, 4326)", "ST_GeomFromGeoHash(cell)"),
+    # The port: the anchorage of the visit's first event.
+    "ais_port_visits": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
 }
 
 

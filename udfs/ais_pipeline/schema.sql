@@ -113,6 +113,31 @@ CREATE TABLE IF NOT EXISTS ais_gaps (
 );
 CREATE INDEX IF NOT EXISTS ais_gaps_mmsi_time ON ais_gaps (mmsi, start_time);
 
+CREATE TABLE IF NOT EXISTS ais_port_visits (
+    id             uuid PRIMARY KEY,  -- the same from the visit's first event to its exit
+    mmsi           bigint NOT NULL,
+    ship_type      text NOT NULL,
+    lat            double precision NOT NULL,  -- the port: the anchorage of the first event
+    lon            double precision NOT NULL,
+    start_anchorage_id text NOT NULL,
+    start_label    text NOT NULL,
+    start_sublabel text NOT NULL,
+    start_iso3     text NOT NULL,
+    end_anchorage_id text,  -- the exit's anchorage; null while open
+    end_label      text,
+    end_sublabel   text,
+    end_iso3       text,
+    start_time     timestamptz NOT NULL,
+    end_time       timestamptz,  -- null while open
+    hours          double precision NOT NULL,  -- first event to last
+    confidence     smallint NOT NULL,  -- GFW's: 1-4
+    events         jsonb NOT NULL,  -- [{type, time, lat, lon, anchorage_id}]
+    open           boolean NOT NULL,
+    as_of          timestamptz NOT NULL  -- the event time the record was written at
+);
+CREATE INDEX IF NOT EXISTS ais_port_visits_mmsi_time ON ais_port_visits (mmsi, start_time);
+CREATE INDEX IF NOT EXISTS ais_port_visits_port_time ON ais_port_visits (start_label, start_time);
+
 CREATE TABLE IF NOT EXISTS ais_dead_letter (
     id          uuid PRIMARY KEY,
     reason      text NOT NULL,

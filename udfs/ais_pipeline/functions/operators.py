@@ -45,7 +45,11 @@ DEAD = _tag("dead_letter")
 TALLY = _tag("tally")
 BAD_FIXES = _tag("bad_fixes")
 GAPS = _tag("gaps")
-_OUTCOME_TAGS = {"positions": POSITIONS, "static": STATIC, "late": LATE_OUT, "bad_fixes": BAD_FIXES, "gaps": GAPS}
+PORT_VISITS = _tag("port_visits")
+_OUTCOME_TAGS = {
+    "positions": POSITIONS, "static": STATIC, "late": LATE_OUT, "bad_fixes": BAD_FIXES, "gaps": GAPS,
+    "port_visits": PORT_VISITS,
+}  # fmt: skip
 
 
 class _Tallies:

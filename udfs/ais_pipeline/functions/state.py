@@ -26,6 +26,7 @@ from ais_pipeline.rules.dedup import VesselMeta
 from ais_pipeline.rules.gaps import VesselGaps
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.multipart import PendingGroup
+from ais_pipeline.rules.ports import VesselTransmitters
 from ais_pipeline.rules.records import TIME_UNKNOWN
 from ais_pipeline.rules.tracks import VesselTracks
 
@@ -131,13 +132,15 @@ class _VesselEntry:
     (:meth:`to_text`): JSON text of its :class:`ais_pipeline.rules.dedup.VesselMeta` (``m``, in
     field order), its last kept
     static reports (``s``: kind -> content and event time), its tracks (``t``:
-    :class:`ais_pipeline.rules.tracks.VesselTracks`, the fixes held and the open tracks) and its
+    :class:`ais_pipeline.rules.tracks.VesselTracks`, the fixes held and the open tracks), its
     gaps (``g``: :class:`ais_pipeline.rules.gaps.VesselGaps`, its last position and positions per
-    minute), each left out when empty: a vessel kept for its gap alone is its meta and its gaps.
+    minute) and its transmitters' port visits (``p``:
+    :class:`ais_pipeline.rules.ports.VesselTransmitters`), each left out when empty: a vessel kept
+    for its gap and port visits alone is its meta, its gaps and its transmitters.
     A value written before the exact-copy rule ran in Java may hold the identities it had seen
     (``i``): they are not read (the Java operator remembers identities now)."""
 
-    __slots__ = ("gaps", "meta", "static", "track", "watched")
+    __slots__ = ("gaps", "meta", "ports", "static", "track", "watched")
 
     def __init__(self) -> None:
         self.watched = False  # kept only for its gap (counted in ShardVessels.watching)
@@ -145,6 +148,7 @@ class _VesselEntry:
         self.static: dict[str, tuple[str, int]] = {}
         self.track: VesselTracks | None = None
         self.gaps: VesselGaps | None = None
+        self.ports: VesselTransmitters | None = None
 
     def to_text(self) -> str:
         meta = self.meta
@@ -156,6 +160,8 @@ class _VesselEntry:
             value["t"] = self.track.to_list()
         if self.gaps is not None:
             value["g"] = self.gaps.to_list()
+        if self.ports is not None:
+            value["p"] = self.ports.to_list()
         return json.dumps(value, separators=_COMPACT)
 
     @classmethod
@@ -171,6 +177,8 @@ class _VesselEntry:
             entry.track = new_track().restore(value["t"])
         if "g" in value:
             entry.gaps = new_gaps().restore(value["g"])
+        if "p" in value:
+            entry.ports = VesselTransmitters.from_list(value["p"])
         return entry
 
     @staticmethod
@@ -342,7 +350,7 @@ class ShardVessels:
                     self.incomplete += 1
             if meta.gap_watch:
                 self.watching += 1
-            for at in (meta.cleanup_at, meta.hours_at, meta.gaps_at):
+            for at in (meta.cleanup_at, meta.hours_at, meta.gaps_at, meta.ports_at):
                 if at != TIME_UNKNOWN:
                     self.timer(at, mmsi)
 
@@ -570,6 +578,13 @@ class _VesselView:
 
     def set_gaps(self, gaps: VesselGaps | None) -> None:
         self._entry.gaps = gaps  # changed in place by the rules: always written back
+        self._changed()
+
+    def ports(self) -> VesselTransmitters | None:
+        return self._entry.ports
+
+    def set_ports(self, ports: VesselTransmitters | None) -> None:
+        self._entry.ports = ports  # changed in place by the rules: always written back
         self._changed()
 
     def clear(self) -> None:

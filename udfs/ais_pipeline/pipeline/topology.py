@@ -75,6 +75,7 @@ class Streams:
     dead_letter: DataStream
     bad_fixes: DataStream
     gaps: DataStream
+    port_visits: DataStream
     tally: DataStream
 
     def named(self) -> dict[str, DataStream]:
@@ -204,6 +205,7 @@ def build_pipeline(
         dead_letter=side(parsed, operators.DEAD).union(lines_of(side(vessels, operators.DEAD), "dead letter")),
         bad_fixes=lines_of(side(vessels, operators.BAD_FIXES), "bad fix"),
         gaps=gap_coverage(config, contributions, lines_of(side(vessels, operators.GAPS), "gap")),
+        port_visits=lines_of(side(vessels, operators.PORT_VISITS), "port visit"),
         tally=side(parsed, operators.TALLY).union(
             side(reports, operators.TALLY), lines_of(side(vessels, operators.TALLY), "tally")
         ),

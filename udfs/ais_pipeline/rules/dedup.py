@@ -43,12 +43,21 @@ import pygeohash
 # the package, which Flink removes when the job ends; a later job could not import a module the
 # first one had not.
 from ais_pipeline import shore
+from ais_pipeline.anchorages import load_anchorages
 from ais_pipeline.rules.copies import ExactCopies, identity_horizon_ms
 from ais_pipeline.rules.coverage import CoverageRules, coverage_rules
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
 from ais_pipeline.rules.gaps import Gap, GapRules, VesselGaps
-from ais_pipeline.rules.outputs import bad_fix_json, gap_json, late_json, position_json, report_id, static_json
+from ais_pipeline.rules.outputs import (
+    bad_fix_json,
+    gap_json,
+    late_json,
+    position_json,
+    report_id,
+    static_json,
+)
 from ais_pipeline.rules.parse import DeadLetter
+from ais_pipeline.rules.ports import PortVisit, PortVisits, VesselTransmitters, port_visit_json
 from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
 from ais_pipeline.rules.spread import spread
 from ais_pipeline.rules.tracks import HISTORY_MS, MAX_KNOTS, NOISE_M, Events, Fix, VesselTracks
@@ -73,6 +82,7 @@ LATE_VESSEL_MS_SLIDING = "late_vessel_ms_sliding"  # ... too late for some slidi
 TRACK_BEHIND = "track_positions_unused"  # kept, but too old for the track to use (a metric)
 GAPS = "gaps"  # the gaps output
 GAP_TTL_MS = 14 * 86_400_000  # a silent vessel's last position is kept two weeks for its gap
+PORT_VISITS = "port_visits"  # the port visits output
 BAD_FIX = "bad_fixes"  # kept as a position, then judged a bad fix (the bad_fixes output counts them)
 LATE_RECORDS = "late_records_"  # + window kind: a kept position too late for that kind (a metric)
 DELIVERED_LATE = "reports_delivered_too_late"  # a judged position past its windows' grace (a metric)
@@ -152,6 +162,7 @@ class VesselMeta:
     gaps_at: int = TIME_UNKNOWN  # when its silence becomes an open gap, TIME_UNKNOWN when not armed
     gap_watch: int = 0  # 1 while only what its return's gap needs is kept (silent past the retention)
     category: str = UNKNOWN  # ship type category of the last kept static report
+    ports_at: int = TIME_UNKNOWN  # when a transmitter's silence in port becomes a port gap
 
 
 class VesselStore(Protocol):
@@ -165,6 +176,8 @@ class VesselStore(Protocol):
     def set_track(self, track: VesselTracks | None) -> None: ...
     def gaps(self) -> VesselGaps | None: ...
     def set_gaps(self, gaps: VesselGaps | None) -> None: ...
+    def ports(self) -> VesselTransmitters | None: ...
+    def set_ports(self, ports: VesselTransmitters | None) -> None: ...
     def clear(self) -> None: ...
     def clear_but_gaps(self) -> None: ...
     def resume(self) -> None: ...
@@ -194,8 +207,10 @@ class VesselLogic:
         noise_m: float = NOISE_M,
         gap_rules: GapRules | None = None,
         gap_ttl_ms: int = GAP_TTL_MS,
+        port_visits: PortVisits | None = None,
     ) -> None:
         self.spec = spec
+        self.port_visits = port_visits  # port visits (None: off)
         # AIS gap events (None: off), and how long a silent vessel's last position is kept for
         # the gap its return would close.
         self.gap_rules = gap_rules
@@ -258,7 +273,7 @@ class VesselLogic:
         released_at = self.spec.timer_at_or_before(watermark)
         track = store.track()
         while True:  # in time order, the tracks' step first at a time (as on_timer takes them)
-            steps = [t for t in (meta.hours_at if track is not None else TIME_UNKNOWN, meta.gaps_at)
+            steps = [t for t in (meta.hours_at if track is not None else TIME_UNKNOWN, meta.gaps_at, meta.ports_at)
                      if t != TIME_UNKNOWN and t <= released_at]  # fmt: skip
             if not steps:
                 break
@@ -268,6 +283,8 @@ class VesselLogic:
                 track = store.track()
             if meta.gaps_at == at:
                 self._open_gap(store, meta, at, report.mmsi)
+            if meta.ports_at == at:
+                self._port_gaps(store, meta, at, report.mmsi)
         outcome, pane = self._decide(store, report, watermark, meta)
         if report.static and report.msg_type not in STATIC_TYPES and outcome.kind != DEAD_LETTER:
             outcome.row_static = self._row_static(store, report)
@@ -291,7 +308,7 @@ class VesselLogic:
             )  # fmt: skip
             outcome.held = True
             held = len(track.pending)
-            self._decided(store, meta, track.add(fix), released_at, report.mmsi)
+            self._decided(store, meta, track, track.add(fix), released_at, report.mmsi)
             due = track.next_timer()
             if due is not None and due <= released_at:  # a fix the watermark has passed already
                 self._release(store, meta, track, released_at, report.mmsi)
@@ -321,18 +338,22 @@ class VesselLogic:
 
     def _release(self, store: VesselStore, meta: VesselMeta, track: VesselTracks, watermark: int, mmsi: int) -> None:
         """What the watermark decides of the tracks: fixes accepted, bad fixes, segments."""
-        self._decided(store, meta, track.advance(watermark), watermark, mmsi)
+        self._decided(store, meta, track, track.advance(watermark), watermark, mmsi)
 
-    def _decided(self, store: VesselStore, meta: VesselMeta, events: Events, watermark: int, mmsi: int) -> None:
+    def _decided(
+        self, store: VesselStore, meta: VesselMeta, track: VesselTracks, events: Events, watermark: int, mmsi: int
+    ) -> None:
         """The records and pane contributions of what the tracks decided, each contribution
         judged against ``watermark`` (the step that decided it) with the windows' grace; the
-        accepted fixes to the vessel's gaps."""
+        accepted fixes to the vessel's gaps and port visits."""
         if not events:
             return
         for fix in events.accepted:
             self._accept(fix, watermark, mmsi)
             if self.gap_rules is not None:
                 self._gap_position(store, meta, fix, mmsi)
+            if self.port_visits is not None:
+                self._port_position(store, meta, track, fix, mmsi)
         for fix, conflict in events.bad:
             self.records.append((BAD_FIX, bad_fix_json(fix.lines[0], conflict)))
             self._count(BAD_FIX, 1)
@@ -438,6 +459,46 @@ class VesselLogic:
         self.records.append((GAPS, gap_json(gap, rules, watermark, start_nm, end_nm)))
         self._count("gaps_open" if gap.is_open else "gaps_closed", 1)
 
+    def _port_position(self, store: VesselStore, meta: VesselMeta, track: VesselTracks, fix: Fix, mmsi: int) -> None:
+        """An accepted position to its transmitter's port visits: the visits it changed, and the
+        port gap its silence would make, armed."""
+        rule = self.port_visits
+        assert rule is not None
+        vessel = store.ports() or VesselTransmitters()
+        self._visits(rule.position(vessel, mmsi, fix, track.lineages()), mmsi, fix.ts)
+        store.set_ports(vessel)
+        self._arm_ports(store, meta, vessel)
+
+    def _arm_ports(self, store: VesselStore, meta: VesselMeta, vessel: VesselTransmitters) -> None:
+        """A port gap is known, as the gap events' open gap is, once no position before its begin
+        can still be accepted."""
+        rule = self.port_visits
+        assert rule is not None
+        due = rule.gap_due(vessel)
+        wait = self.max_gap_ms + self.spec.watermark_step_ms
+        at = TIME_UNKNOWN if due is None else self.spec.timer_at_or_after(due + wait)
+        if at != meta.ports_at:
+            meta.ports_at = at
+            if at != TIME_UNKNOWN:
+                store.register_timer(at)
+
+    def _port_gaps(self, store: VesselStore, meta: VesselMeta, at: int, mmsi: int) -> None:
+        """The port visits' timer step: the transmitters silent in port past the port gap."""
+        meta.ports_at = TIME_UNKNOWN
+        rule = self.port_visits
+        vessel = store.ports()
+        if rule is None or vessel is None:
+            return
+        track = store.track()
+        self._visits(rule.advance(vessel, mmsi, at, track.lineages() if track is not None else ()), mmsi, at)
+        store.set_ports(None if vessel.empty else vessel)
+        self._arm_ports(store, meta, vessel)
+
+    def _visits(self, visits: list[PortVisit], mmsi: int, as_of: int) -> None:
+        for visit in visits:
+            self.records.append((PORT_VISITS, port_visit_json(visit, mmsi, as_of)))
+            self._count("port_visits_closed" if visit.closed else "port_visits_open", 1)
+
     def _keep_track(self, store: VesselStore, track: VesselTracks, meta: VesselMeta, moved_to: int) -> None:
         """Store the tracks (none once they hold nothing) and arm the timer their next step needs."""
         nxt = track.next_timer()
@@ -524,11 +585,20 @@ class VesselLogic:
             else:
                 self._open_gap(store, meta, ts, mmsi)
             store.set_meta(meta)
+        if meta is not None and meta.ports_at == ts:
+            if final:
+                meta.ports_at = TIME_UNKNOWN
+            else:
+                self._port_gaps(store, meta, ts, mmsi)
+            store.set_meta(meta)
         if meta is not None and meta.cleanup_at == ts:
-            gaps = store.gaps()
+            gaps, ports = store.gaps(), store.ports()
             kept_until = TIME_UNKNOWN if gaps is None or gaps.last is None else gaps.last.ts + self.gap_ttl_ms
+            if ports is not None and self.port_visits is not None and not ports.empty:
+                newest = max(v.last_ts for v in ports.by_lineage.values())
+                kept_until = max(kept_until, newest + self.port_visits.rules.ttl_ms)
             if meta.max_ts + self.retention_ms <= ts and kept_until > ts:
-                # Silent past the retention: only what its return's gap needs is kept.
+                # Silent past the retention: only what its return's gap and port visits need.
                 store.clear_but_gaps()
                 meta.gap_watch = 1
                 meta.cleanup_at = self.spec.timer_at_or_after(kept_until)
@@ -564,6 +634,15 @@ def exact_copies(config: PipelineConfig) -> ExactCopies:
     )
 
 
+def port_visits(config: PipelineConfig) -> PortVisits | None:
+    """The port visits' rule of a run's flags (None: off), its anchorage list read once."""
+    ports = config.port_visits
+    if ports is None:
+        return None
+    rules = config.track_rules
+    return PortVisits(load_anchorages(ports.anchorages), ports.rules, rules.max_knots, rules.noise_m)
+
+
 def vessel_logic(config: PipelineConfig) -> VesselLogic:
     """The dedup and track rules of a run's flags, as the job and the plain loop run them."""
     rules = config.track_rules
@@ -579,6 +658,7 @@ def vessel_logic(config: PipelineConfig) -> VesselLogic:
         rules.noise_m,
         config.gap_rules,
         config.gap_ttl_ms,
+        port_visits(config),
     )
 
 
@@ -590,6 +670,7 @@ class DictVesselStore:
         self._static: dict[str, tuple[str, int]] = {}
         self._track: VesselTracks | None = None
         self._gaps: VesselGaps | None = None
+        self._ports: VesselTransmitters | None = None
         self.timers: set[int] = set()
 
     def meta(self) -> VesselMeta | None:
@@ -616,11 +697,18 @@ class DictVesselStore:
     def set_gaps(self, gaps: VesselGaps | None) -> None:
         self._gaps = gaps
 
+    def ports(self) -> VesselTransmitters | None:
+        return self._ports
+
+    def set_ports(self, ports: VesselTransmitters | None) -> None:
+        self._ports = ports
+
     def clear(self) -> None:
         self._meta = None
         self._static.clear()
         self._track = None
         self._gaps = None
+        self._ports = None
 
     def clear_but_gaps(self) -> None:
         self._static.clear()

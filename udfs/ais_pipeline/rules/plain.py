@@ -52,6 +52,7 @@ class PlainResult:
     dead_letter: list[str] = field(default_factory=list)
     bad_fixes: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
+    port_visits: list[str] = field(default_factory=list)
     tallies: Counter[str] = field(default_factory=Counter)
 
     @property

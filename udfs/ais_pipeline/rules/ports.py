@@ -24,16 +24,35 @@ kept positions in event time.
   exit only. Its hours are its first event to its last. A visit keeps at most
   :data:`MAX_EVENTS` events: the first and the last half of them.
 
-Positions are taken in event time order; one older than the vessel's last is left out of the
-rule (the tracks release a vessel's accepted fixes in time order).
+Positions are taken in event time order; one older than the transmitter's last is left out of
+the rule.
+
+**Transmitters** (:class:`PortVisits`, :class:`VesselTransmitters`): the rule runs once per
+transmitter of an MMSI, as the tracks tell them apart: each accepted fix carries its lineage
+(:attr:`ais_pipeline.rules.tracks.Fix.lineage`), which follows one transmitter across silences of
+up to a day. A fix of a lineage the rule has not seen takes over the state of a transmitter of
+the same MMSI that no lineage follows any more, the one it could have reached (the tracks' speed
+rule) with the best lineage score, near and recent: a vessel heard again in port after two days'
+silence ends its port gap, rather than arriving. Each transmitter has visits of its own. An MMSI
+keeps at most :data:`MAX_TRANSMITTERS` of them; one no lineage follows is forgotten
+:attr:`PortRules.ttl_ms` after its last position (its open visit stays open, its last event the
+gap's begin).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
+import zlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from typing import Any
+
+from ais_pipeline.rules.outputs import iso_ms, record_id
+from ais_pipeline.rules.tracks import MAX_KNOTS, NOISE_M, distance_nm, lineage_score
+from ais_pipeline.rules.tracks import Fix as TrackFix
 
 EARTH_RADIUS_KM = 6371.0
 AT_SEA, IN_PORT, STOPPED = "AT_SEA", "IN_PORT", "STOPPED"
@@ -44,6 +63,7 @@ PORT_GAP_BEGIN, PORT_GAP_END = "PORT_GAP_BEGIN", "PORT_GAP_END"
 EVENT_ORDER = (PORT_ENTRY, PORT_GAP_BEGIN, PORT_GAP_END, PORT_STOP_BEGIN, PORT_STOP_END, PORT_EXIT)
 MAX_EVENTS = 200  # GFW's ``MAX_EMITTED_EVENTS``
 CELL_DEG = 0.1  # the anchorage index's grid
+MAX_TRANSMITTERS = 8  # port states kept per MMSI (see the module's docstring)
 
 
 @dataclass(frozen=True)
@@ -55,6 +75,8 @@ class PortRules:
     stopped_kn: float = 0.2  # ``port_stop_begin_speed_knots``
     moving_kn: float = 0.5  # ``port_stop_end_speed_knots``
     gap_ms: int = 4 * 3_600_000  # ``min_port_gap_minutes``: 240
+    # How long a transmitter's state is kept once no lineage follows it (the gap events' TTL).
+    ttl_ms: int = 14 * 86_400_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +104,19 @@ class Anchorages:
     def __init__(self, points: Iterable[Anchorage], skipped: Iterable[str] = ()) -> None:
         self.cells: defaultdict[tuple[int, int], list[Anchorage]] = defaultdict(list)
         self.skipped = list(skipped)  # the rows of a list that are no place, each with its reason
-        self.count = 0
+        self.points: list[Anchorage] = []
         for p in points:
             self.cells[self._cell(p.lat, p.lon)].append(p)
-            self.count += 1
+            self.points.append(p)
+        self.count = len(self.points)
         self.lon_cells = round(360 / CELL_DEG)
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        """Pickled (into the job, for the TaskManagers) as its points' fields, compressed: about
+        a megabyte for GFW's list; the index is built again where it is unpickled."""
+        fields = ((p.anchorage_id, repr(p.lat), repr(p.lon), p.label, p.sublabel, p.iso3) for p in self.points)
+        text = "\x1e".join("\x1f".join(f) for f in fields) + "\x1d" + "\x1e".join(self.skipped)
+        return (_unpickle_anchorages, (zlib.compress(text.encode("utf-8"), 6),))
 
     @staticmethod
     def _cell(lat: float, lon: float) -> tuple[int, int]:
@@ -137,6 +167,15 @@ class Anchorages:
         return best
 
 
+def _unpickle_anchorages(packed: bytes) -> Anchorages:
+    points, skipped = zlib.decompress(packed).decode("utf-8").split("\x1d")
+    rows = (row.split("\x1f") for row in points.split("\x1e")) if points else ()
+    return Anchorages(
+        (Anchorage(i, float(lat), float(lon), label, sub, iso3) for i, lat, lon, label, sub, iso3 in rows),
+        skipped.split("\x1e") if skipped else (),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class PortEvent:
     kind: str
@@ -148,9 +187,9 @@ class PortEvent:
 
 @dataclass(slots=True)
 class VesselPorts:
-    """One vessel's state for the rule: where it is (None before its first position), its last
-    position in the rule, the anchorage nearest its last position in port, and whether the gap
-    of its silence in port was emitted already."""
+    """One transmitter's state for the rule: where it is (None before its first position), its
+    last position in the rule, the anchorage nearest its last position in port, whether the gap
+    of its silence in port was emitted already, and its open visit."""
 
     state: str | None = None
     last_ts: int = 0
@@ -158,6 +197,7 @@ class VesselPorts:
     last_lon: float = 0.0
     anchorage: Anchorage | None = None
     gap_open: bool = False
+    visit: PortVisit | None = None
 
 
 class PortEvents:
@@ -237,11 +277,15 @@ class PortEvents:
 
 @dataclass(slots=True)
 class PortVisit:
-    """A visit as the output writes it: open until its exit (``end`` None)."""
+    """A visit as the output writes it: open until its exit. It keeps the first and the last
+    :data:`MAX_EVENTS` halves of its events, and the kinds of all of them (its confidence);
+    ``category`` is the ship type category of its transmitter's latest position."""
 
     visit_id: str
     events: list[PortEvent] = field(default_factory=list)
     closed: bool = False
+    category: str = "unknown"
+    kinds: set[str] = field(default_factory=set)
 
     @property
     def start(self) -> PortEvent:
@@ -257,7 +301,7 @@ class PortVisit:
 
     @property
     def confidence(self) -> int:
-        kinds = {e.kind for e in self.events}
+        kinds = self.kinds | {e.kind for e in self.events}
         stop_or_gap = bool(kinds & {PORT_STOP_BEGIN, PORT_STOP_END, PORT_GAP_BEGIN, PORT_GAP_END})
         entry, exit_ = PORT_ENTRY in kinds, PORT_EXIT in kinds
         if stop_or_gap and entry and exit_:
@@ -289,8 +333,228 @@ class Visits:
         visit = self.open
         if visit is None:
             visit = self.open = PortVisit(visit_id)
-        visit.events.append(event)
-        if event.kind == PORT_EXIT:
-            visit.closed = True
+        add_event(visit, event)
+        if visit.closed:
             self.open = None
         return visit
+
+
+def add_event(visit: PortVisit, event: PortEvent) -> None:
+    """An event to a visit, which keeps the first and the last :data:`MAX_EVENTS` halves of its
+    events; an exit closes it."""
+    events = visit.events
+    events.append(event)
+    visit.kinds.add(event.kind)
+    if len(events) > MAX_EVENTS:
+        del events[MAX_EVENTS // 2]
+    if event.kind == PORT_EXIT:
+        visit.closed = True
+
+
+def visit_id(mmsi: int, event: PortEvent) -> str:
+    """A visit's id: its MMSI, its first event's time and anchorage (the same in every run)."""
+    return record_id("port_visits", mmsi, event.ts, event.anchorage.anchorage_id)
+
+
+@dataclass
+class VesselTransmitters:
+    """One MMSI's transmitters for the rule: their states by lineage."""
+
+    by_lineage: dict[int, VesselPorts] = field(default_factory=dict)
+
+    def take(
+        self, lineage: int, ts: int, lat: float, lon: float, alive: Collection[int], max_knots: float, noise_nm: float
+    ) -> VesselPorts:
+        """The state of a fix's transmitter: its lineage's, or the state of a transmitter no
+        lineage follows any more (``alive``: the lineages the tracks follow) that the fix could
+        have reached, the best by lineage score, or a new one."""
+        found = self.by_lineage.get(lineage)
+        if found is not None:
+            return found
+        here = TrackFix(ts, lat, lon, "", "")
+        best: tuple[float, int] | None = None
+        for key, v in self.by_lineage.items():
+            if key in alive or v.state is None or v.last_ts > ts:
+                continue
+            last = TrackFix(v.last_ts, v.last_lat, v.last_lon, "", "")
+            d = distance_nm(last, here)
+            if max_knots > 0 and d > max_knots * (ts - v.last_ts) / 3_600_000 + noise_nm:
+                continue
+            score = lineage_score(d, (ts - v.last_ts) / 3_600_000)
+            if best is None or score > best[0]:
+                best = (score, key)
+        found = VesselPorts() if best is None else self.by_lineage.pop(best[1])
+        self.by_lineage[lineage] = found
+        if len(self.by_lineage) > MAX_TRANSMITTERS:  # the one heard longest ago, not followed if any
+            drop = min((k for k in self.by_lineage if k != lineage),
+                       key=lambda k: (k in alive, self.by_lineage[k].last_ts))  # fmt: skip
+            del self.by_lineage[drop]
+        return found
+
+    def forget(self, watermark: int, alive: Collection[int], ttl_ms: int) -> None:
+        """Drop the states no lineage follows whose last position is ``ttl_ms`` behind."""
+        gone = [k for k, v in self.by_lineage.items() if k not in alive and v.last_ts + ttl_ms < watermark]
+        for k in gone:
+            del self.by_lineage[k]
+
+    @property
+    def empty(self) -> bool:
+        return not self.by_lineage
+
+    # -- state -------------------------------------------------------------------------------
+    def to_list(self) -> list[Any]:
+        """The state, compact: per transmitter its lineage, place in the rule, last position, gap,
+        anchorage, and open visit (its events' anchorages once each, the events by index)."""
+        out: list[Any] = []
+        for lineage, v in self.by_lineage.items():
+            anchorages: list[Anchorage] = []
+            ref = functools.partial(_anchorage_ref, anchorages, {})
+            visit = None
+            if v.visit is not None:
+                vis = v.visit
+                events = [[EVENT_ORDER.index(e.kind), e.ts, e.lat, e.lon, ref(e.anchorage)] for e in vis.events]
+                visit = [vis.visit_id, vis.category, sorted(EVENT_ORDER.index(k) for k in vis.kinds), events]
+            at = ref(v.anchorage)
+            rows = [[a.anchorage_id, a.lat, a.lon, a.label, a.sublabel, a.iso3] for a in anchorages]
+            out.append([lineage, v.state, v.last_ts, v.last_lat, v.last_lon, at, v.gap_open, rows, visit])
+        return out
+
+    @classmethod
+    def from_list(cls, rows: list[Any]) -> VesselTransmitters:
+        vessel = cls()
+        for lineage, state, last_ts, lat, lon, at, gap_open, places, visit_row in rows:
+            anchorages = [Anchorage(*p) for p in places]
+            v = VesselPorts(state, last_ts, lat, lon, anchorages[at] if at >= 0 else None, gap_open)
+            if visit_row is not None:
+                vid, category, kinds, events = visit_row
+                v.visit = PortVisit(
+                    vid,
+                    [PortEvent(EVENT_ORDER[k], ts, la, lo, anchorages[a]) for k, ts, la, lo, a in events],
+                    category=category,
+                    kinds={EVENT_ORDER[k] for k in kinds},
+                )
+            vessel.by_lineage[lineage] = v
+        return vessel
+
+
+def _anchorage_ref(anchorages: list[Anchorage], index: dict[Anchorage, int], a: Anchorage | None) -> int:
+    """An anchorage's place in a state's list of them (added the first time), -1 for none."""
+    if a is None:
+        return -1
+    if a not in index:
+        index[a] = len(anchorages)
+        anchorages.append(a)
+    return index[a]
+
+
+class PortVisits:
+    """The rule for a vessel's accepted positions: events per transmitter, into visits. Each
+    call returns the visits its events changed (open, or closed by an exit), each to be written
+    again under its id."""
+
+    def __init__(
+        self,
+        anchorages: Anchorages,
+        rules: PortRules = PortRules(),
+        max_knots: float = MAX_KNOTS,
+        noise_m: float = NOISE_M,
+    ) -> None:
+        self.events = PortEvents(anchorages, rules)
+        self.rules = rules
+        self.max_knots = max_knots
+        self.noise_nm = noise_m / 1852
+
+    def position(
+        self,
+        vessel: VesselTransmitters,
+        mmsi: int,
+        fix: TrackFix,
+        alive: Collection[int],
+    ) -> list[PortVisit]:
+        """An accepted fix (its lineage, time, place, speed and category) to its transmitter."""
+        v = vessel.take(fix.lineage, fix.ts, fix.lat, fix.lon, alive, self.max_knots, self.noise_nm)
+        sog = fix.sog_sum / 1000 if fix.sog_n else None
+        changed = self._visits(v, mmsi, self.events.position(v, fix.ts, fix.lat, fix.lon, sog))
+        for visit in [*changed, v.visit]:
+            if visit is not None:
+                visit.category = fix.category
+        return changed
+
+    def gap_due(self, vessel: VesselTransmitters) -> int | None:
+        """When the next port gap begins, of all the vessel's transmitters (None: none due)."""
+        dues = [d for d in map(self.events.gap_due, vessel.by_lineage.values()) if d is not None]
+        return min(dues) if dues else None
+
+    def advance(self, vessel: VesselTransmitters, mmsi: int, watermark: int, alive: Collection[int]) -> list[PortVisit]:
+        """The port gaps the watermark has passed; the transmitters past their TTL forgotten."""
+        changed: list[PortVisit] = []
+        for v in vessel.by_lineage.values():
+            changed += self._visits(v, mmsi, self.events.advance(v, watermark))
+        vessel.forget(watermark, alive, self.rules.ttl_ms)
+        return changed
+
+    @staticmethod
+    def _visits(v: VesselPorts, mmsi: int, events: list[PortEvent]) -> list[PortVisit]:
+        changed: list[PortVisit] = []
+        for event in events:
+            visit = v.visit
+            if visit is None:
+                visit = v.visit = PortVisit(visit_id(mmsi, event))
+            add_event(visit, event)
+            if visit.closed:
+                v.visit = None
+            if not changed or changed[-1] is not visit:
+                changed.append(visit)
+        return changed
+
+
+def _port(prefix: str, anchorage: Anchorage | None) -> dict[str, object]:
+    a = anchorage
+    return {
+        f"{prefix}_anchorage_id": None if a is None else a.anchorage_id,
+        f"{prefix}_label": None if a is None else a.label,
+        f"{prefix}_sublabel": None if a is None else a.sublabel,
+        f"{prefix}_iso3": None if a is None else a.iso3,
+    }
+
+
+def port_visit_json(visit: PortVisit, mmsi: int, as_of: int) -> str:
+    """A port visit's record, flat but for its events: the same ``id`` from its first event to
+    its exit (a store that upserts on it holds every vessel in port now, and each visit closed in
+    the end); its port (``lat``, ``lon``, ``start_*``: the anchorage of its first event) and,
+    closed, the anchorage it left from (``end_*``, its exit's); start and end time (end null while
+    open), hours from its first event to its last, GFW's confidence, and its events (the first and
+    last hundred of more), each with its time, the vessel's position and the anchorage; ``as_of``
+    the event time the record was written at (a position's, or the watermark that began a port
+    gap)."""
+    start, last = visit.start, visit.last
+    closed = visit.closed
+    return json.dumps(
+        {
+            "id": visit.visit_id,
+            "mmsi": mmsi,
+            "ship_type": visit.category,
+            "lat": start.anchorage.lat,
+            "lon": start.anchorage.lon,
+            **_port("start", start.anchorage),
+            **_port("end", last.anchorage if closed else None),
+            "start_time": iso_ms(start.ts),
+            "end_time": iso_ms(last.ts) if closed else None,
+            "hours": round(visit.hours, 3),
+            "confidence": visit.confidence,
+            "events": [
+                {
+                    "type": e.kind,
+                    "time": iso_ms(e.ts),
+                    "lat": e.lat,
+                    "lon": e.lon,
+                    "anchorage_id": e.anchorage.anchorage_id,
+                }
+                for e in visit.shown_events()
+            ],
+            "open": not closed,
+            "as_of": iso_ms(as_of),
+        },
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )

@@ -24,6 +24,8 @@ Each rule is a small function or method, named as docs/rules.md names it:
   MMSI heard every 20 minutes keeps its fixes while the first one's track is open. A fix at the
   same second as a real open track's fix it does not fit goes on from no lineage: it is another
   reading of that transmission.
+  A lineage is taken for one transmitter: each placed fix carries its lineage's id
+  (:attr:`Fix.lineage`, the id of the lineage's first track), which the port rule follows.
 - **One reading a second** (:meth:`VesselTracks._first_of_second`): of fixes at the same time,
   one that fits an open track is placed first, then the one with the best lineage score, so the
   order they came in decides nothing.
@@ -66,6 +68,7 @@ HISTORY_MS = 24 * 3_600_000  # how far back a lineage is gone on from (gpsdio-se
 MAX_RECENT = 16  # lineage ends kept per vessel, the newest
 LINEAGE_PENALTY_KNOTS = 5.0  # gpsdio-segment's penalty_speed
 LINEAGE_BUFFER_HOURS = 0.25  # gpsdio-segment's buffer_hours
+NO_LINEAGE = -1  # a fix not placed yet (or placed before the tracks named their lineages)
 
 
 @dataclass(slots=True)
@@ -86,17 +89,21 @@ class Fix:
     sliding: bool = True
     sliding_from: int = 0
     lines: tuple[str, ...] = ()
+    # The transmitter it was placed with (the lineage of its track, :meth:`VesselTracks._place`);
+    # NO_LINEAGE while held. Bookkeeping: not part of what makes two fixes equal.
+    lineage: int = field(default=NO_LINEAGE, compare=False)
 
     def to_list(self) -> list[object]:
         return [
             self.ts, self.lat, self.lon, self.cell, self.category, self.sog_sum, self.sog_n,
-            self.tumbling, self.sliding, self.sliding_from, list(self.lines),
+            self.tumbling, self.sliding, self.sliding_from, list(self.lines), self.lineage,
         ]  # fmt: skip
 
     @classmethod
     def from_list(cls, v: list[Any]) -> Fix:
-        ts, lat, lon, cell, category, sog_sum, sog_n, tumbling, sliding, sliding_from, lines = v
-        return cls(ts, lat, lon, cell, category, sog_sum, sog_n, tumbling, sliding, sliding_from, tuple(lines))
+        ts, lat, lon, cell, category, sog_sum, sog_n, tumbling, sliding, sliding_from, lines = v[:11]
+        lineage = v[11] if len(v) > 11 else NO_LINEAGE  # written before lineages were named
+        return cls(ts, lat, lon, cell, category, sog_sum, sog_n, tumbling, sliding, sliding_from, tuple(lines), lineage)
 
 
 def _ts(fix: Fix) -> int:
@@ -170,6 +177,11 @@ class Track:
     supported: bool = True
     continued: bool = False  # a later track goes on from its last fix (see VesselTracks._lineage)
 
+    @property
+    def lineage(self) -> int:
+        """The transmitter the track follows: the id of the first track of its lineage."""
+        return self.first.lineage
+
     def to_list(self) -> list[object]:
         beaten = None
         if self.beaten is not None:
@@ -185,6 +197,8 @@ class Track:
         beaten = None if v[7] is None else Conflict(*v[7])
         first, last = Fix.from_list(v[1]), Fix.from_list(v[2])
         continued = bool(v[9]) if len(v) > 9 else False  # state written before the lineage rule
+        if first.lineage == NO_LINEAGE:  # written before the lineages were named: its own
+            first.lineage = last.lineage = v[0]
         return cls(v[0], first, last, v[3], v[4], v[5], list(v[6]), beaten, v[8], continued)
 
 
@@ -240,6 +254,10 @@ class VesselTracks:
     def empty(self) -> bool:
         """Nothing held but, perhaps, the lineages' ends: the caller may drop it all."""
         return not self.pending and not self.tracks
+
+    def lineages(self) -> set[int]:
+        """The lineages (transmitters) the tracks follow: of their tracks and lineage ends."""
+        return {t.lineage for t in self.tracks} | {f.lineage for f in self.recent}
 
     def newest_recent(self) -> int | None:
         """The time of the newest lineage end kept, if any (how long the caller keeps them)."""
@@ -328,7 +346,7 @@ class VesselTracks:
     def _remember(self, fix: Fix) -> None:
         """Keep a lineage's end (its time and place only), in time order, at most
         :data:`MAX_RECENT` of them."""
-        end = Fix(fix.ts, fix.lat, fix.lon, fix.cell, fix.category)
+        end = Fix(fix.ts, fix.lat, fix.lon, fix.cell, fix.category, lineage=fix.lineage)
         bisect.insort(self.recent, end, key=_ts)
         if len(self.recent) > MAX_RECENT:
             del self.recent[0]
@@ -361,6 +379,8 @@ class VesselTracks:
             origin.continued = True
         else:
             self.recent.remove(origin)
+        if origin.lineage != NO_LINEAGE:  # the same transmitter, heard again
+            fix.lineage = origin.lineage
         track.confirmed = track.emitted = True
         events.accepted.append(fix)
         for other in open_tracks:  # it fits none of them: a single fix among them is beaten
@@ -396,6 +416,7 @@ class VesselTracks:
 
     def _new_track(self, fix: Fix, emitted: bool = False) -> Track:
         track = Track(self.next_id, fix, fix, emitted=emitted)
+        fix.lineage = track.id  # a lineage of its own, unless it goes on from one
         self.next_id += 1
         self.tracks.append(track)
         return track
@@ -425,6 +446,7 @@ class VesselTracks:
         """A fix joins a track: after its last fix (the segment from it) or before its first (the
         segment to it). A track of two fixes is real: its fixes are accepted, its rivals
         beaten."""
+        fix.lineage = track.lineage
         if after:
             if fix.ts > track.last.ts:
                 events.segments.append((track.last, fix))
@@ -490,6 +512,7 @@ class VesselTracks:
             elif fix.ts >= track.last.ts:
                 self._join(track, fix, events, after=True)
             else:  # inside the track: its interval is counted already
+                fix.lineage = track.lineage
                 track.count += 1
                 if not track.emitted:
                     events.accepted.append(track.first)

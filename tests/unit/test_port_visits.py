@@ -1,0 +1,198 @@
+"""Port visits through the vessel rules and the plain loop: the generated port cases (two made
+ports), a shared MMSI's transmitters each with visits of their own, a transmitter followed across
+a silence, the state each vessel keeps (bounded, restored from its compact form, gone after its
+TTL), and GFW's month of a shared MMSI at Taiwan's ports with the bundled list."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ais_pipeline.anchorages import load_anchorages
+from ais_pipeline.config import PipelineConfig
+from ais_pipeline.files import read_lines
+from ais_pipeline.resources import ANCHORAGES
+from ais_pipeline.rules.plain import PlainPipeline, run_plain
+from ais_pipeline.rules.ports import (
+    AT_SEA,
+    IN_PORT,
+    MAX_TRANSMITTERS,
+    PORT_ENTRY,
+    PORT_STOP_BEGIN,
+    PortEvent,
+    PortRules,
+    PortVisit,
+    PortVisits,
+    VesselPorts,
+    VesselTransmitters,
+    add_event,
+)
+from ais_pipeline.rules.tracks import Fix
+from tests.support import port_cases
+from tests.support.port_cases import SHARED, SILENT, VISITS, anchorage_csv, port_case_lines
+
+pytestmark = pytest.mark.unit
+
+HOUR = 3_600_000
+GFW = Path(__file__).parents[1] / "fixtures" / "gpsdiosegment__416000000.json"
+
+
+@pytest.fixture(scope="module")
+def made_ports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ports") / "made_ports.csv"
+    path.write_text(anchorage_csv())
+    return path
+
+
+def last_records(lines: list[str]) -> list[dict[str, Any]]:
+    """Each visit's last record, in order of start."""
+    last = {}
+    for line in lines:
+        record = json.loads(line)
+        last[record["id"]] = record
+    return sorted(last.values(), key=lambda v: v["start_time"])
+
+
+def test_the_generated_port_cases_give_their_visits_and_confidence(made_ports: Path) -> None:
+    result = run_plain(PipelineConfig(ports=str(made_ports)), port_case_lines())
+    got: dict[int, list[tuple[str, int, bool]]] = {m: [] for m in VISITS}
+    for v in last_records(result.port_visits):
+        got[v["mmsi"]].append((v["start_label"], v["confidence"], v["open"]))
+    assert got == VISITS
+    (silent,) = [v for v in last_records(result.port_visits) if v["mmsi"] == SILENT]
+    # Silent from 01:00 to 06:00: the gap begins four hours after its last position.
+    assert [(e["type"], e["time"][11:16]) for e in silent["events"]] == [
+        ("PORT_ENTRY", "00:20"),
+        ("PORT_STOP_BEGIN", "00:30"),
+        ("PORT_GAP_BEGIN", "05:00"),
+        ("PORT_GAP_END", "06:00"),
+        ("PORT_STOP_END", "07:00"),
+        ("PORT_EXIT", "07:15"),
+    ]
+    assert (silent["start_anchorage_id"], silent["end_anchorage_id"]) == ("made_ports:2", "made_ports:2")
+    assert silent["hours"] == 6.917 and silent["end_time"] == "2023-11-15T07:15:00.000Z"
+
+
+def test_a_visit_is_written_at_each_event_under_one_id_open_until_its_exit(made_ports: Path) -> None:
+    result = run_plain(PipelineConfig(ports=str(made_ports)), port_case_lines())
+    records = [json.loads(line) for line in result.port_visits]
+    silent = [r for r in records if r["mmsi"] == SILENT]
+    # Entry, stop, gap begin (by the watermark), gap end, then stop end and exit.
+    assert [r["open"] for r in silent] == [True] * 5 + [False]
+    assert len({r["id"] for r in silent}) == 1
+    assert [len(r["events"]) for r in silent] == [1, 2, 3, 4, 5, 6]
+    assert silent[2]["as_of"] > silent[2]["events"][-1]["time"]  # the watermark that revealed the gap
+    assert all(r["end_time"] is None and r["end_label"] is None for r in silent[:5])
+
+
+def test_each_transmitter_of_a_shared_mmsi_has_visits_of_its_own(made_ports: Path) -> None:
+    result = run_plain(PipelineConfig(ports=str(made_ports)), port_case_lines())
+    shared = [v for v in last_records(result.port_visits) if v["mmsi"] == SHARED]
+    assert [[e["type"] for e in v["events"]] for v in shared] == [
+        ["PORT_ENTRY", "PORT_STOP_BEGIN", "PORT_STOP_END", "PORT_EXIT"],
+        ["PORT_STOP_END", "PORT_EXIT"],
+    ]
+    # One stream of positions for the MMSI would have it enter and leave each port every report.
+    rule = PortVisits(load_anchorages(made_ports))
+    one, flips = VesselPorts(), 0
+    for t, lat in sorted(_shared_latitudes()):
+        flips += sum(e.kind == PORT_ENTRY for e in rule.events.position(one, t, lat, port_cases.LON, 0.0))
+    assert flips >= 10
+
+
+def _shared_latitudes() -> list[tuple[int, float]]:
+    out = []
+    for k, legs in enumerate(port_cases.CASES[SHARED]):
+        for first, last, start, end, _sog in legs:
+            for minute in range(first, last + 1, port_cases.EVERY_MIN):
+                f = (minute - first) / (last - first) if last > first else 0.0
+                a, b = port_cases._lat(start), port_cases._lat(end)
+                out.append(((port_cases.T0 + minute * 60 + k * 150) * 1000, a + f * (b - a)))
+    return out
+
+
+def fix(ts: int, lat: float, lon: float, lineage: int, sog: float = 0.0) -> Fix:
+    return Fix(ts, lat, lon, "cell", "cargo", round(sog * 1000), 1, lineage=lineage)
+
+
+def test_a_transmitter_no_lineage_follows_is_taken_over_by_a_fix_that_could_have_reached_it() -> None:
+    vessel = VesselTransmitters()
+    moored = vessel.take(1, 0, -40.0, -130.0, {1}, 50.0, 0.27)
+    moored.state, moored.last_ts, moored.last_lat, moored.last_lon = IN_PORT, 0, -40.0, -130.0
+    # While lineage 1 is followed, a new lineage is a transmitter of its own.
+    assert vessel.take(2, HOUR, -40.0, -130.0, {1, 2}, 50.0, 0.27) is not moored
+    del vessel.by_lineage[2]
+    # Lineage 1 no longer followed (a silence past a day): a fix far beyond reach starts anew...
+    assert vessel.take(3, 2 * HOUR, 10.0, 10.0, {3}, 50.0, 0.27) is not moored
+    # ...and one in reach takes its state over, under the new lineage.
+    assert vessel.take(4, 30 * HOUR, -40.001, -130.0, {3, 4}, 50.0, 0.27) is moored
+    assert set(vessel.by_lineage) == {3, 4}
+
+
+def test_a_vessel_keeps_at_most_its_transmitters_bound_and_forgets_them_after_the_ttl() -> None:
+    vessel = VesselTransmitters()
+    for n in range(MAX_TRANSMITTERS + 3):
+        v = vessel.take(n, n * HOUR, float(n), 0.0, set(range(n + 1)), 50.0, 0.27)
+        v.state, v.last_ts = AT_SEA, n * HOUR
+    assert len(vessel.by_lineage) == MAX_TRANSMITTERS
+    assert min(vessel.by_lineage) == 3  # the ones heard longest ago went first
+    vessel.forget(20 * HOUR, alive={10}, ttl_ms=10 * HOUR)
+    assert set(vessel.by_lineage) == {10}  # the others' last positions are over the TTL behind
+
+
+def test_a_vessels_transmitters_come_back_from_their_compact_state() -> None:
+    anchorages = load_anchorages(ANCHORAGES)
+    where, _ = anchorages.nearest(22.5686, 120.3131, 4.0) or (None, 0)
+    assert where is not None and where.label == "KAOHSIUNG"
+    vessel = VesselTransmitters()
+    v = vessel.take(7, 0, 22.5686, 120.3131, {7}, 50.0, 0.27)
+    v.state, v.last_ts, v.last_lat, v.last_lon, v.anchorage, v.gap_open = IN_PORT, 5, 22.5686, 120.3131, where, True
+    v.visit = PortVisit("id-1", category="tanker")
+    for kind, ts in ((PORT_ENTRY, 1), (PORT_STOP_BEGIN, 2)):
+        add_event(v.visit, PortEvent(kind, ts, 22.5686, 120.3131, where))
+    text = json.dumps(vessel.to_list())
+    back = VesselTransmitters.from_list(json.loads(text))
+    assert back == vessel
+    assert back.by_lineage[7].visit is not None and back.by_lineage[7].visit.confidence == 3
+
+
+def test_the_anchorage_list_travels_pickled_to_the_taskmanagers_whole() -> None:
+    anchorages = load_anchorages(ANCHORAGES)
+    packed = pickle.dumps(anchorages)
+    assert len(packed) < 1_500_000
+    back = pickle.loads(packed)
+    assert back.points == anchorages.points and back.skipped == anchorages.skipped
+    assert back.nearest(22.5686, 120.3131, 4.0) == anchorages.nearest(22.5686, 120.3131, 4.0)
+
+
+def test_no_vessel_state_is_left_past_the_ttl_of_its_transmitters(made_ports: Path) -> None:
+    plain = PlainPipeline(PipelineConfig(ports=str(made_ports), gap_ttl_days=1.0))
+    plain.feed(port_case_lines())
+    held = [m for m, store in plain.vessels.items() if store.ports() is not None]
+    assert sorted(held) == sorted(VISITS)
+    plain.finish()  # the end of input fires every timer: a day past the last position, all gone
+    assert not plain.vessels
+
+
+def test_the_month_of_a_shared_mmsi_calls_at_taiwans_ports_with_the_bundled_list() -> None:
+    result = run_plain(PipelineConfig(input_path=GFW), list(read_lines(GFW)))
+    visits = last_records(result.port_visits)
+    assert len(visits) == 31
+    ports = {v["start_label"] for v in visits}
+    assert {"KAOHSIUNG", "KEELUNG", "TAICHUNG", "TOUCHENG"} <= ports
+    assert sum(v["open"] for v in visits) == 3  # its transmitters' visits still open at the end
+    assert {v["confidence"] for v in visits} <= {1, 2, 3, 4}
+    for v in visits:
+        times = [e["time"] for e in v["events"]]
+        assert times == sorted(times) and v["start_time"] == times[0]
+
+
+def test_port_rules_are_gfws_by_default() -> None:
+    rules = PipelineConfig().port_visits
+    assert rules is not None and rules.anchorages == ANCHORAGES
+    assert rules.rules == PortRules(3.0, 4.0, 0.2, 0.5, 4 * HOUR, 14 * 24 * HOUR)
+    assert PipelineConfig(ports="off").port_visits is None

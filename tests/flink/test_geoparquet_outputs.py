@@ -156,4 +156,5 @@ def test_a_geoparquet_only_run_sums_itself_up_from_its_parquet_files(tmp_path: P
     assert {k: summary[k] for k in SAMPLE_SUMMARY} == SAMPLE_SUMMARY
     assert not list(out.glob("*/*.jsonl"))
     written = {p.parent.name for p in out.glob("*/*.parquet")}  # a part at each checkpoint: how many is timing
-    assert written == {"positions", "static", "aggregates", "late", "dead_letter"}  # no bad fix, no gap
+    # No bad fix, no gap; three visits (vessels first heard in port, silent there four hours).
+    assert written == {"positions", "static", "aggregates", "late", "dead_letter", "port_visits"}

@@ -196,3 +196,24 @@ def test_port_rules_are_gfws_by_default() -> None:
     assert rules is not None and rules.anchorages == ANCHORAGES
     assert rules.rules == PortRules(3.0, 4.0, 0.2, 0.5, 4 * HOUR, 14 * 24 * HOUR)
     assert PipelineConfig(ports="off").port_visits is None
+
+
+def test_the_docs_query_of_calls_and_dwell_time_gives_the_generated_cases_figures(
+    made_ports: Path, tmp_path: Path
+) -> None:
+    import re
+
+    import duckdb
+
+    from ais_pipeline.files import write_outputs
+
+    write_outputs(run_plain(PipelineConfig(ports=str(made_ports)), port_case_lines()), tmp_path)
+    doc = (Path(__file__).parents[2] / "docs" / "ports.md").read_text()
+    (query,) = re.findall(r"```sql\n(.*?)```", doc, re.S)
+    rows = duckdb.sql(query.replace("out/port_visits", str(tmp_path / "port_visits"))).fetchall()
+    assert [(port, day.isoformat(), calls) for port, _, day, calls, _, _ in rows] == [
+        ("PORT A", "2023-11-15", 6),
+        ("PORT B", "2023-11-15", 2),
+    ]
+    # Port A's ended visits: 0.25, 0.42, 1.92, 3.25 and 6.92 hours (and one still open).
+    assert rows[0][4] == pytest.approx(1.917) and rows[0][5] == pytest.approx(6.917)

@@ -302,8 +302,9 @@ def run(
             ),
         ]
         variants = job_variants(parallelisms)
-        if 1 in parallelisms:  # what gap events cost: the same run with them off
+        if 1 in parallelisms:  # what gap events and port visits cost: the same run with each off
             variants.append((GAPS_OFF, ["--parallelism", "1", "--gap-hours", "0"]))
+            variants.append((PORTS_OFF, ["--parallelism", "1", "--ports", "off"]))
         for name, flags in variants:
             out = Path(tempfile.mkdtemp(prefix="bench-"))
             job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
@@ -498,6 +499,7 @@ PANDAS_TARGET = 0.5
 STARTUP_TARGET_S = 6.0
 P1, P2, TM2 = "Flink job, parallelism 1", "Flink job, parallelism 2", "Flink job, 2 TaskManagers, parallelism 2"
 GAPS_OFF = "Flink job, parallelism 1, gap events off"
+PORTS_OFF = "Flink job, parallelism 1, port visits off"
 GEOPARQUET_P1 = "Flink job, parallelism 1, the same day as GeoParquet"
 
 
@@ -578,6 +580,17 @@ def targets(
             True,
             p1,
             gaps_off,
+        )
+    ports_off = find(rows, PORTS_OFF, largest)
+    if p1 and ports_off:
+        on, off = cpu_us(p1), cpu_us(ports_off)
+        add(
+            f"port visits' cost: the CPU per line at parallelism 1 with them on (the default) and off "
+            f"({largest:,} lines; no target)",
+            f"{on:.1f} us on, {off:.1f} us off ({on / off:.2f}x)",
+            True,
+            p1,
+            ports_off,
         )
     long_p1, long_tm = find(long_rows, P1), find(long_rows, TM2)
     if long_p1 and long_tm:
@@ -744,7 +757,7 @@ def main() -> int:
     fleet_rows: list[dict[str, Any]] = []
     if args.fleet:
         fleet_lines, fleet_vessels = (int(n) for n in args.fleet.split(":"))
-        fleet_only = {"plain Python loop", LEAN, P1, GAPS_OFF}
+        fleet_only = {"plain Python loop", LEAN, P1, GAPS_OFF, PORTS_OFF}
         baseline = args.baseline or None
         fleet_rows = run([fleet_lines], args.repeat, [1], only=fleet_only, vessels=fleet_vessels, baseline=baseline)
     csv_rows = run_csv(args.csv_rows, args.repeat, parallelisms) if args.csv_rows else []

@@ -110,6 +110,7 @@ class Anchorages:
             self.points.append(p)
         self.count = len(self.points)
         self.lon_cells = round(360 / CELL_DEG)
+        self._near: dict[float, set[int]] = {}
 
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         """Pickled (into the job, for the TaskManagers) as its points' fields, compressed: about
@@ -144,8 +145,35 @@ class Anchorages:
             points.append(Anchorage(anchorage_id, lat, lon, label, row.get("sublabel") or "", row.get("iso3") or ""))
         return cls(points, skipped)
 
+    def _near_cells(self, within_km: float) -> set[int]:
+        """The cells (by :meth:`_code`) from which some anchorage may lie within ``within_km``:
+        the rows next to each anchorage's cell, and the columns its longitude window may reach
+        there, with a cell to spare (a superset; made once per radius)."""
+        near = self._near.get(within_km)
+        if near is not None:
+            return near
+        near = set()
+        dlat = math.degrees(within_km / EARTH_RADIUS_KM)
+        n = self.lon_cells
+        for i, j in self.cells:
+            widest = max(abs((i - 1) * CELL_DEG), abs((i + 2) * CELL_DEG)) + dlat
+            cos = math.cos(math.radians(widest)) if widest < 90.0 else 0.0
+            if cos <= 0.0 or dlat / cos >= 180.0:
+                cols: Iterable[int] = range(n)
+            else:
+                m = math.ceil(dlat / cos / CELL_DEG) + 1
+                cols = [(j + k) % n for k in range(-m, m + 1)]
+            for row in (i - 1, i, i + 1):
+                near.update(row * n + col for col in cols)
+        self._near[within_km] = near
+        return near
+
     def nearest(self, lat: float, lon: float, within_km: float) -> tuple[Anchorage, float] | None:
-        """The nearest anchorage within ``within_km`` and its distance; None when there is none."""
+        """The nearest anchorage within ``within_km`` and its distance; None when there is none
+        (at once for a place far from every anchorage)."""
+        i, j = self._cell(lat, lon)
+        if i * self.lon_cells + j not in self._near_cells(within_km):
+            return None
         dlat = math.degrees(within_km / EARTH_RADIUS_KM)
         lat_lo, lat_hi = math.floor((lat - dlat) / CELL_DEG), math.floor((lat + dlat) / CELL_DEG)
         widest = max(abs(lat - dlat), abs(lat + dlat))

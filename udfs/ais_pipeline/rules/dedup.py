@@ -301,6 +301,9 @@ class VesselLogic:
             meta.last_lat5, meta.last_lon5, meta.last_ts = round(pos.lat * 1e5), round(pos.lon * 1e5), ts
             if track is None:
                 track = self.new_track()
+                ports = store.ports()
+                if ports is not None and not ports.empty:  # a lineage id is never given twice
+                    track.next_id = max(ports.by_lineage) + 1
             # An archive row's own ship type counts for its report and its time too.
             fix = Fix(
                 ts, pos.lat, pos.lon, outcome.cell, meta.category, pane.sog_milli_sum, pane.sog_count,
@@ -353,7 +356,7 @@ class VesselLogic:
             if self.gap_rules is not None:
                 self._gap_position(store, meta, fix, mmsi)
             if self.port_visits is not None:
-                self._port_position(store, meta, track, fix, mmsi)
+                self._port_position(store, meta, track, fix, mmsi, watermark)
         for fix, conflict in events.bad:
             self.records.append((BAD_FIX, bad_fix_json(fix.lines[0], conflict)))
             self._count(BAD_FIX, 1)
@@ -459,13 +462,17 @@ class VesselLogic:
         self.records.append((GAPS, gap_json(gap, rules, watermark, start_nm, end_nm)))
         self._count("gaps_open" if gap.is_open else "gaps_closed", 1)
 
-    def _port_position(self, store: VesselStore, meta: VesselMeta, track: VesselTracks, fix: Fix, mmsi: int) -> None:
+    def _port_position(
+        self, store: VesselStore, meta: VesselMeta, track: VesselTracks, fix: Fix, mmsi: int, watermark: int
+    ) -> None:
         """An accepted position to its transmitter's port visits: the visits it changed, and the
-        port gap its silence would make, armed."""
+        port gap its silence would make, armed; the transmitters past their TTL forgotten."""
         rule = self.port_visits
         assert rule is not None
         vessel = store.ports() or VesselTransmitters()
-        self._visits(rule.position(vessel, mmsi, fix, track.lineages()), mmsi, fix.ts)
+        alive = track.lineages()
+        self._visits(rule.position(vessel, mmsi, fix, alive), mmsi, fix.ts)
+        vessel.forget(watermark, alive, rule.rules.ttl_ms)
         store.set_ports(vessel)
         self._arm_ports(store, meta, vessel)
 
@@ -490,7 +497,10 @@ class VesselLogic:
         if rule is None or vessel is None:
             return
         track = store.track()
-        self._visits(rule.advance(vessel, mmsi, at, track.lineages() if track is not None else ()), mmsi, at)
+        # The gaps whose wait for the judgement of the positions around them has passed (the
+        # timer is the first transmitter's; another's may be due but still waiting).
+        known = at - self.max_gap_ms - self.spec.watermark_step_ms
+        self._visits(rule.advance(vessel, mmsi, known, track.lineages() if track is not None else ()), mmsi, at)
         store.set_ports(None if vessel.empty else vessel)
         self._arm_ports(store, meta, vessel)
 

@@ -19,7 +19,9 @@ kept positions in event time.
 - An event's anchorage is the one nearest its position; an exit's, the one of the last position
   in port (the vessel is 4 km or more from every anchorage then).
 - **Visits** (:class:`Visits`): a visit starts at an entry (or, for a vessel first heard in
-  port, at its first event) and ends at an exit. Confidence 4: a stop or a gap, an entry and an
+  port, at its first event) and ends at an exit, or, without one, where its next event is at an
+  anchorage :attr:`PortRules.apart_nm` (60 nm) from its last one's (GFW's
+  ``max_interseg_dist_nm``): that event starts another visit. Confidence 4: a stop or a gap, an entry and an
   exit; 3: a stop or a gap and an entry or an exit; 2: a stop or a gap only; 1: an entry or an
   exit only. Its hours are its first event to its last. A visit keeps at most
   :data:`MAX_EVENTS` events: the first and the last half of them.
@@ -77,6 +79,9 @@ class PortRules:
     gap_ms: int = 4 * 3_600_000  # ``min_port_gap_minutes``: 240
     # How long a transmitter's state is kept once no lineage follows it (the gap events' TTL).
     ttl_ms: int = 14 * 86_400_000
+    # A visit's consecutive events at anchorages farther apart are two visits (GFW's
+    # ``max_interseg_dist_nm``, equirectangular between the anchorages, as GFW measures it).
+    apart_nm: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +92,14 @@ class Anchorage:
     label: str
     sublabel: str = ""
     iso3: str = ""
+
+
+def apart_nm(a: Anchorage, b: Anchorage) -> float:
+    """Two anchorages' distance as GFW's ``has_large_interseg_dist`` measures it: equirectangular,
+    at their mean latitude, 60 nm a degree."""
+    dlon = (b.lon - a.lon + 180.0) % 360.0 - 180.0
+    scale = math.cos(math.radians(0.5 * (a.lat + b.lat)))
+    return math.hypot(b.lat - a.lat, scale * dlon) * 60.0
 
 
 def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -147,7 +160,7 @@ class Anchorages:
 
     def _near_cells(self, within_km: float) -> set[int]:
         """The cells (by :meth:`_code`) from which some anchorage may lie within ``within_km``:
-        the rows next to each anchorage's cell, and the columns its longitude window may reach
+        the rows the radius reaches from each anchorage's cell, and the columns its longitude window may reach
         there, with a cell to spare (a superset; made once per radius)."""
         near = self._near.get(within_km)
         if near is not None:
@@ -155,15 +168,16 @@ class Anchorages:
         near = set()
         dlat = math.degrees(within_km / EARTH_RADIUS_KM)
         n = self.lon_cells
+        r = math.ceil(dlat / CELL_DEG)  # the rows a radius reaches on either side
         for i, j in self.cells:
-            widest = max(abs((i - 1) * CELL_DEG), abs((i + 2) * CELL_DEG)) + dlat
+            widest = max(abs((i - r) * CELL_DEG), abs((i + r + 1) * CELL_DEG)) + dlat
             cos = math.cos(math.radians(widest)) if widest < 90.0 else 0.0
             if cos <= 0.0 or dlat / cos >= 180.0:
                 cols: Iterable[int] = range(n)
             else:
                 m = math.ceil(dlat / cos / CELL_DEG) + 1
                 cols = [(j + k) % n for k in range(-m, m + 1)]
-            for row in (i - 1, i, i + 1):
+            for row in range(i - r, i + r + 1):
                 near.update(row * n + col for col in cols)
         self._near[within_km] = near
         return near
@@ -521,11 +535,19 @@ class PortVisits:
         vessel.forget(watermark, alive, self.rules.ttl_ms)
         return changed
 
-    @staticmethod
-    def _visits(v: VesselPorts, mmsi: int, events: list[PortEvent]) -> list[PortVisit]:
+    def _visits(self, v: VesselPorts, mmsi: int, events: list[PortEvent]) -> list[PortVisit]:
+        """The events into the transmitter's visits: each to its open visit, or to a new one (an
+        open visit whose last event is at an anchorage :attr:`PortRules.apart_nm` from the
+        event's ends there, without an exit: a transmitter followed across a silence into
+        another port)."""
         changed: list[PortVisit] = []
         for event in events:
             visit = v.visit
+            if visit is not None and apart_nm(visit.last.anchorage, event.anchorage) > self.rules.apart_nm:
+                visit.closed = True
+                if not changed or changed[-1] is not visit:
+                    changed.append(visit)
+                visit = None
             if visit is None:
                 visit = v.visit = PortVisit(visit_id(mmsi, event))
             add_event(visit, event)

@@ -218,3 +218,29 @@ def test_the_page_lists_the_longest_gaps_with_their_verdicts_and_the_map_marks_t
         (str(OPEN), "6.2", "open"),
     ]
     assert "168, 2 in S21E075" in table and "0, 0 in S31E080" in table
+
+
+def test_the_page_lists_the_busiest_ports_with_their_calls_and_dwell_and_the_map_marks_them(tmp_path: Path):
+    import re
+
+    from ais_pipeline.config import PipelineConfig
+    from ais_pipeline.files import write_outputs
+    from ais_pipeline.rules.plain import run_plain
+    from tests.support.port_cases import anchorage_csv, port_case_lines
+
+    ports = tmp_path / "made_ports.csv"
+    ports.write_text(anchorage_csv())
+    out = tmp_path / "run"
+    result = run_plain(PipelineConfig(ports=str(ports)), port_case_lines())
+    write_outputs(result, out)
+    (out / "summary.json").write_text(json.dumps(dict(result.totals)))
+    assert main([str(out)]) == 0
+    page = (out / "report" / "index.html").read_text()
+    table = page[page.index('<table id="ports">') :]
+    rows = re.findall(r"<tr><td>(PORT .)</td>" + r"<td>([^<]*)</td>" * 8, table)
+    # Port A: five calls (its sixth visit, an entry and an exit alone, is no call), one still in
+    # port; its ended calls 0.25, 1.92, 3.25 and 6.92 hours.
+    assert rows == [
+        ("PORT A", "", "5", "4", "4", "1", "2.58", "6.92", "unknown 5"),
+        ("PORT B", "", "2", "2", "2", "0", "1.54", "1.58", "unknown 2"),
+    ]

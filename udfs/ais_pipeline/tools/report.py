@@ -159,10 +159,12 @@ def draw_density(
     png: Path,
     bad: Sequence[tuple[float, float]] = (),
     gaps: Sequence[tuple[float, float, bool]] = (),
+    ports: Sequence[tuple[float, float, str]] = (),
 ) -> Any:
-    """The map, with the run's bad fixes (lat, lon) as red crosses and its gaps' starts (lat, lon,
-    suspected) as triangles (suspected ones filled) where they fall inside it; returns its axes'
-    colour bar (for tests of the scale)."""
+    """The map, with the run's bad fixes (lat, lon) as red crosses, its gaps' starts (lat, lon,
+    suspected) as triangles (suspected ones filled) and its ports of call (lat, lon, label) as
+    labelled squares where they fall inside it; returns its axes' colour bar (for tests of the
+    scale)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -203,6 +205,13 @@ def draw_density(
             ax.scatter([lon for _, lon in starts], [lat for lat, _ in starts], marker="^", s=30, facecolors=face,
                        edgecolors="#e8590c", lw=0.9, label=f"{label} ({len(starts)}): where they started")  # fmt: skip
             legend = True
+    called = [(lat, lon, label) for lat, lon, label in ports if x0 <= lon <= x1 and y0 <= lat <= y1]
+    if called:
+        ax.scatter([lon for _, lon, _ in called], [lat for lat, _, _ in called], marker="s", s=26,
+                   facecolors="white", edgecolors="black", lw=0.8, label=f"ports of call ({len(called)})")  # fmt: skip
+        for lat, lon, label in called[:PORTS_LABELLED]:  # the busiest (more would overlap)
+            ax.annotate(label, (lon, lat), xytext=(4, 4), textcoords="offset points", fontsize=7)
+        legend = True
     if legend:
         ax.legend(loc="lower left", fontsize=8)
     ax.set_xlim(x0, x1)
@@ -392,7 +401,77 @@ def gaps_table(gaps: Sequence[dict[str, Any]]) -> str:
     return f'<table id="gaps">\n{head}\n' + "\n".join(rows) + "\n</table>" + more
 
 
-def write_index(report: Path, summary: dict[str, Any], title: str, gaps: Sequence[dict[str, Any]] = ()) -> None:
+PORTS_SHOWN = 20
+PORTS_LABELLED = 8
+CALL_CONFIDENCE = 2  # a call: a visit with a stop or a gap (1: an entry and an exit alone, a pass-by)
+
+
+def port_calls(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ports of the visits of confidence 2 or more, each visit by its last record (closed
+    over open, else the newest), busiest first: calls, arrivals (with an entry), departures (with
+    an exit), vessels in port at the end, the median and the longest dwell of the calls that
+    ended, and calls per ship type."""
+    import statistics
+
+    last: dict[str, dict[str, Any]] = {}
+    for record in records:
+        kept = last.get(record["id"])
+        if kept is None or (kept["open"] and (not record["open"] or str(record["as_of"]) >= str(kept["as_of"]))):
+            last[record["id"]] = record
+    ports: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for visit in last.values():
+        if int(visit["confidence"]) >= CALL_CONFIDENCE:
+            ports.setdefault((str(visit["start_label"]), str(visit["start_iso3"] or "")), []).append(visit)
+    out = []
+    for (label, iso3), visits in ports.items():
+        kinds = [{e["type"] for e in v["events"]} for v in visits]
+        ended = [float(v["hours"]) for v in visits if not v["open"]]
+        types: dict[str, int] = {}
+        for v in visits:
+            types[str(v["ship_type"])] = types.get(str(v["ship_type"]), 0) + 1
+        out.append(
+            {
+                "port": label, "iso3": iso3, "lat": float(visits[0]["lat"]), "lon": float(visits[0]["lon"]),
+                "calls": len(visits), "arrivals": sum("PORT_ENTRY" in k for k in kinds),
+                "departures": sum("PORT_EXIT" in k for k in kinds), "in_port": sum(bool(v["open"]) for v in visits),
+                "median_hours": round(statistics.median(ended), 2) if ended else None,
+                "longest_hours": round(max(ended), 2) if ended else None,
+                "by_type": dict(sorted(types.items(), key=lambda t: (-t[1], t[0]))),
+            }
+        )  # fmt: skip
+    return sorted(out, key=lambda p: (-p["calls"], p["port"], p["iso3"]))
+
+
+def ports_table(ports: Sequence[dict[str, Any]]) -> str:
+    """The busiest ports, a row each."""
+    if not ports:
+        return "<p>No port calls (visits with a stop or a gap) in this run.</p>"
+    head = (
+        "<tr><th>port</th><th>iso3</th><th>calls</th><th>arrivals</th><th>departures</th><th>in port at the end</th>"
+        "<th>median dwell (h)</th><th>longest dwell (h)</th><th>calls by ship type</th></tr>"
+    )
+    rows = []
+    for p in ports[:PORTS_SHOWN]:
+        types = ", ".join(f"{t} {n}" for t, n in p["by_type"].items())
+        cells = [
+            p["port"], p["iso3"], p["calls"], p["arrivals"], p["departures"], p["in_port"],
+            "" if p["median_hours"] is None else p["median_hours"],
+            "" if p["longest_hours"] is None else p["longest_hours"], types,
+        ]  # fmt: skip
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    more = (
+        f"<p>{len(ports) - PORTS_SHOWN} more ports in the port_visits output.</p>" if len(ports) > PORTS_SHOWN else ""
+    )
+    return f'<table id="ports">\n{head}\n' + "\n".join(rows) + "\n</table>" + more
+
+
+def write_index(
+    report: Path,
+    summary: dict[str, Any],
+    title: str,
+    gaps: Sequence[dict[str, Any]] = (),
+    ports: Sequence[dict[str, Any]] = (),
+) -> None:
     page = f"""<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>AIS run report</title>
@@ -407,6 +486,8 @@ th,td{{border:1px solid #ccc;padding:.2em .6em;text-align:left}}img{{max-width:1
 <img src="types.png" alt="vessel hours per ship type category" width="1000" height="450">
 <h2>Longest gaps (vessels that went dark)</h2>
 {gaps_table(gaps)}
+<h2>Busiest ports (calls: visits with a stop or a gap; dwell in hours, of the calls that ended)</h2>
+{ports_table(ports)}
 <h2>Duplicates over time</h2>
 <img src="duplicates.png" alt="reports kept and dropped per minute" width="1000" height="450">
 <h2>Summary</h2>
@@ -427,9 +508,9 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
     summary = json.loads(summary_file.read_text())
     aggregates, late = read_records(run_dir / "aggregates"), read_records(run_dir / "late")
     bad = read_records(run_dir / "bad_fixes")
-    gaps = read_records(run_dir / "gaps")
+    gaps, visits = read_records(run_dir / "gaps"), read_records(run_dir / "port_visits")
     where = str(run_dir / "aggregates")
-    return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad, gaps)
+    return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad, gaps, visits)
 
 
 def make_report_from_postgres(
@@ -439,7 +520,7 @@ def make_report_from_postgres(
     aggregates and late records of every run into them, and the summary of the newest file run."""
     from ais_pipeline import postgres
 
-    tables = postgres.read_outputs(target, ("aggregates", "late", "bad_fixes", "gaps"))
+    tables = postgres.read_outputs(target, ("aggregates", "late", "bad_fixes", "gaps", "port_visits"))
     summary = postgres.latest_run_summary(target) or {}
     where = f"the table ais_aggregates in {target.shown()}"
     return draw_report(
@@ -453,6 +534,7 @@ def make_report_from_postgres(
         color_by,
         tables["bad_fixes"],
         tables["gaps"],
+        tables["port_visits"],
     )
 
 
@@ -467,6 +549,7 @@ def draw_report(
     color_by: str,
     bad_fixes: Sequence[dict[str, Any]] = (),
     gap_records: Sequence[dict[str, Any]] = (),
+    visit_records: Sequence[dict[str, Any]] = (),
 ) -> Path:
     aggregates, others = one_configuration(aggregates)
     windows = final_aggregates(aggregates, window)
@@ -502,11 +585,13 @@ def draw_report(
     bad = [(float(b["lat"]), float(b["lon"])) for b in bad_fixes]
     gaps = gap_events(gap_records)
     starts = [(float(g["start_lat"]), float(g["start_lon"]), bool(g["suspected_disabling"])) for g in gaps]
-    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png", bad, starts)
+    ports = port_calls(visit_records)
+    called = [(p["lat"], p["lon"], p["port"]) for p in ports]
+    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png", bad, starts, called)
     draw_types(hours_by_type(tumbling), float(summary.get("late_hours") or 0.0), report / "types.png")
     late = late_per_minute(late_records)
     draw_duplicates(summary.get("per_minute") or {}, late, report / "duplicates.png")
-    write_index(report, summary, title, gaps)
+    write_index(report, summary, title, gaps, ports)
     return report
 
 

@@ -431,7 +431,7 @@ def port_calls(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             types[str(v["ship_type"])] = types.get(str(v["ship_type"]), 0) + 1
         out.append(
             {
-                "port": label, "iso3": iso3, "lat": float(visits[0]["lat"]), "lon": float(visits[0]["lon"]),
+                "port": label, "iso3": iso3, **_where(visits),
                 "calls": len(visits), "arrivals": sum("PORT_ENTRY" in k for k in kinds),
                 "departures": sum("PORT_EXIT" in k for k in kinds), "in_port": sum(bool(v["open"]) for v in visits),
                 "median_hours": round(statistics.median(ended), 2) if ended else None,
@@ -440,6 +440,17 @@ def port_calls(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )  # fmt: skip
     return sorted(out, key=lambda p: (-p["calls"], p["port"], p["iso3"]))
+
+
+def _where(visits: list[dict[str, Any]]) -> dict[str, float]:
+    """A port's place on the map: the anchorage most of its calls began at (of several, the
+    southernmost, then westernmost), whatever order the records came in."""
+    counts: dict[tuple[float, float], int] = {}
+    for v in visits:
+        at = (float(v["lat"]), float(v["lon"]))
+        counts[at] = counts.get(at, 0) + 1
+    lat, lon = min(counts, key=lambda at: (-counts[at], at))
+    return {"lat": lat, "lon": lon}
 
 
 def ports_table(ports: Sequence[dict[str, Any]]) -> str:

@@ -433,13 +433,20 @@ class VesselLogic:
         """The open gap is known once no position before the threshold can still be accepted:
         past it by the gap cap and a watermark step (a single fix waits that long for its
         judgement)."""
-        opens = gaps.opens_at()
-        wait = self.max_gap_ms + self.spec.watermark_step_ms
-        at = TIME_UNKNOWN if opens is None else self.spec.timer_at_or_after(opens + wait)
-        if at != meta.gaps_at:
-            meta.gaps_at = at
-            if at != TIME_UNKNOWN:
-                store.register_timer(at)
+        meta.gaps_at = self._once_judged(store, meta.gaps_at, gaps.opens_at())
+
+    def _once_judged(self, store: VesselStore, armed: int, due: int | None) -> int:
+        """The timer of an event due at ``due`` (None: none) that is known only once no position
+        before it can still be accepted: past it by the gap cap and a watermark step; registered
+        when it is not the one ``armed`` already."""
+        at = TIME_UNKNOWN if due is None else self.spec.timer_at_or_after(due + self._judgement_wait_ms)
+        if at != armed and at != TIME_UNKNOWN:
+            store.register_timer(at)
+        return at
+
+    @property
+    def _judgement_wait_ms(self) -> int:
+        return self.max_gap_ms + self.spec.watermark_step_ms
 
     def _open_gap(self, store: VesselStore, meta: VesselMeta, at: int, mmsi: int) -> None:
         """The gaps' timer step: the vessel silent past the threshold is an open gap."""
@@ -481,13 +488,7 @@ class VesselLogic:
         can still be accepted."""
         rule = self.port_visits
         assert rule is not None
-        due = rule.gap_due(vessel)
-        wait = self.max_gap_ms + self.spec.watermark_step_ms
-        at = TIME_UNKNOWN if due is None else self.spec.timer_at_or_after(due + wait)
-        if at != meta.ports_at:
-            meta.ports_at = at
-            if at != TIME_UNKNOWN:
-                store.register_timer(at)
+        meta.ports_at = self._once_judged(store, meta.ports_at, rule.gap_due(vessel))
 
     def _port_gaps(self, store: VesselStore, meta: VesselMeta, at: int, mmsi: int) -> None:
         """The port visits' timer step: the transmitters silent in port past the port gap."""
@@ -499,7 +500,7 @@ class VesselLogic:
         track = store.track()
         # The gaps whose wait for the judgement of the positions around them has passed (the
         # timer is the first transmitter's; another's may be due but still waiting).
-        known = at - self.max_gap_ms - self.spec.watermark_step_ms
+        known = at - self._judgement_wait_ms
         self._visits(rule.advance(vessel, mmsi, known, track.lineages() if track is not None else ()), mmsi, at)
         store.set_ports(None if vessel.empty else vessel)
         self._arm_ports(store, meta, vessel)

@@ -222,6 +222,26 @@ def test_the_docs_query_of_calls_and_dwell_time_gives_the_generated_cases_figure
     assert rows[0][4] == pytest.approx((1.917 + 3.25) / 2) and rows[0][5] == pytest.approx(6.917)
 
 
+def test_the_readmes_query_of_calls_and_dwell_time_gives_the_generated_cases_figures(
+    made_ports: Path, tmp_path: Path
+) -> None:
+    import re
+
+    import duckdb
+
+    from ais_pipeline.files import write_outputs
+
+    write_outputs(run_plain(PipelineConfig(ports=str(made_ports)), port_case_lines()), tmp_path)
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    (query,) = [q for q in re.findall(r"```sql\n(.*?)```", readme, re.S) if "port_visits" in q]
+    rows = duckdb.sql(query.replace("out/mine/port_visits", str(tmp_path / "port_visits"))).fetchall()
+    assert [(port, day.isoformat(), calls) for port, day, calls, _, _ in rows] == [
+        ("PORT A", "2023-11-15", 5),
+        ("PORT B", "2023-11-15", 2),
+    ]
+    assert rows[0][3] == pytest.approx((1.917 + 3.25) / 2) and rows[0][4] == pytest.approx(6.917)
+
+
 def _far_ports(tmp_path: Path) -> Path:
     path = tmp_path / "far_ports.csv"
     # Port A, port C 120 nm south of it (a day's steaming), and port F across an ocean.

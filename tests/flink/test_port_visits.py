@@ -48,3 +48,19 @@ def test_the_generated_port_cases_give_their_visits_in_the_job(
     run_job(feed, tmp_path, "--ports", str(ports), "--parallelism", str(parallelism))
     assert_same_outputs(tmp_path, oracle)
     assert visits_by_vessel(tmp_path) == VISITS
+
+
+REAL = Path(__file__).parents[1] / "fixtures" / "gpsdiosegment__regr_416239500.json"
+
+
+def test_a_real_vessel_moored_at_kaohsiung_has_the_visits_the_rule_gives_its_kept_positions(tmp_path: Path):
+    from ais_pipeline.resources import ANCHORAGES
+    from tests.support.independent_ports import Anchorages, compare, port_events, visits
+
+    run_job(REAL, tmp_path, "--parallelism", "2")
+    positions = read_records(tmp_path / "positions")
+    assert {p["mmsi"] for p in positions} == {416239500} and len(positions) == 71
+    want = visits(port_events(positions, Anchorages(ANCHORAGES)))
+    # Heard first stopped 80 m from a Kaohsiung anchorage, every 16 minutes, and stopped to the
+    # end: no entry, no stop, no gap, so no visit, as GFW's rule has it.
+    assert compare(list(last_records(tmp_path).values()), want) == ([], [])

@@ -305,3 +305,42 @@ def test_the_index_reaches_anchorages_at_any_radius_the_flags_allow() -> None:
     north = kaohsiung.lat + 22.5 / 111.2  # 22.5 km north of it
     found = anchorages.nearest(north, kaohsiung.lon, 25.0)
     assert found is not None and found[1] <= 22.6
+
+
+def test_a_shared_mmsis_month_of_visits_is_the_rule_applied_independently_to_each_transmitters_positions(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The plain loop's visits of the month (the job's, tests/flink/test_tracks.py) against GFW's
+    rule computed apart (tests/support/independent_ports.py: brute-force distances, the events
+    and visits in one pass) on the kept positions, split into transmitters as the tracks split
+    them: the one thing taken from the job's code."""
+    from ais_pipeline.files import read_records, write_outputs
+    from ais_pipeline.rules import ports as port_rule
+    from tests.support.independent_ports import Anchorages, compare, millis, port_events, visits
+
+    transmitters: list[Any] = []  # each transmitter's state, kept so that no id is reused
+    fed: dict[tuple[int, float, float], int] = {}
+    position = port_rule.PortEvents.position
+
+    def spy(self: Any, v: Any, ts: int, lat: float, lon: float, sog: float | None) -> Any:
+        if not any(t is v for t in transmitters):
+            transmitters.append(v)
+        assert (ts, lat, lon) not in fed
+        fed[(ts, lat, lon)] = next(i for i, t in enumerate(transmitters) if t is v)
+        return position(self, v, ts, lat, lon, sog)
+
+    monkeypatch.setattr(port_rule.PortEvents, "position", spy)
+    write_outputs(run_plain(PipelineConfig(input_path=GFW), list(read_lines(GFW))), tmp_path)
+    kept = read_records(tmp_path / "positions")
+    assert sorted(fed) == sorted((millis(p["timestamp"]), p["lat"], p["lon"]) for p in kept)
+    by_transmitter: dict[int, list[dict[str, Any]]] = {}
+    for p in kept:
+        by_transmitter.setdefault(fed[(millis(p["timestamp"]), p["lat"], p["lon"])], []).append(p)
+    assert len(by_transmitter) > 2
+    anchorages = Anchorages(ANCHORAGES)
+    want = [visit for positions in by_transmitter.values() for visit in visits(port_events(positions, anchorages))]
+    records = list({r["id"]: r for r in read_records(tmp_path / "port_visits")}.values())
+    assert compare(records, want) == ([], [])
+    # One more in the job's: the port gap of a transmitter silent in port to the end, which the
+    # watermark began (the independent rule sees a gap only when the transmitter comes back).
+    assert len(records) == len(want) + 1 == 43

@@ -1,0 +1,136 @@
+"""Encounters' plain reference (ais_pipeline.rules.encounters) on Global Fishing Watch's own
+cases of pipe-encounters (tests/golden/encounters.json): a simple pair, a pair across the
+antimeridian, a pair that separates fast, three vessels together, and a real pair of March 2015,
+with the parameters GFW's tests use; their raw encounters, each side's, and the merged ones."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ais_pipeline.rules.encounters import (
+    EncounterRules,
+    Fix,
+    Mark,
+    MarkIndex,
+    Resampler,
+    haversine_km,
+    merge,
+    raw_encounters,
+)
+
+pytestmark = pytest.mark.unit
+
+GOLDEN = json.loads((Path(__file__).parents[1] / "golden" / "encounters.json").read_text())
+RULES = EncounterRules(**GOLDEN["rules"])
+CASES = {c["name"]: c for c in GOLDEN["cases"]}
+
+# GFW's names for the fields, ours beside them.
+RAW_FIELDS = {
+    "vessel_1_seg_id": "track_1",
+    "vessel_2_seg_id": "track_2",
+    "start_time": "start",
+    "end_time": "end",
+    "mean_latitude": "mean_lat",
+    "mean_longitude": "mean_lon",
+    "median_distance_km": "median_distance_km",
+    "median_speed_knots": "median_speed_kn",
+    "vessel_1_point_count": "points_1",
+    "vessel_2_point_count": "points_2",
+    "start_lat": "start_lat",
+    "start_lon": "start_lon",
+    "end_lat": "end_lat",
+    "end_lon": "end_lon",
+}
+MERGED_FIELDS = {**RAW_FIELDS, "vessel_1_id": "track_1", "vessel_2_id": "track_2"}
+
+
+def fixes(case: dict[str, Any]) -> list[Fix]:
+    return [Fix(track, ts, lat, lon) for track, ts, lat, lon in case["fixes"]]
+
+
+def ours(encounter: Any) -> dict[str, Any]:
+    d = asdict(encounter)
+    d["start"], d["end"] = d["start"] / 1000, d["end"] / 1000  # GFW's times are in seconds
+    return d
+
+
+def theirs(expected: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
+    return {ours_name: expected[name] for name, ours_name in fields.items() if name in expected}
+
+
+def close(a: Any, b: Any) -> bool:
+    """GFW's approx_equal_to: 1e-8 absolute or 1e-5 relative."""
+    if isinstance(a, float) or isinstance(b, float):
+        tol = GOLDEN["tolerance"]
+        return abs(a - b) <= max(tol["abs"], 0.5 * tol["rel"] * (abs(a) + abs(b)))
+    return bool(a == b)
+
+
+def assert_same(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> None:
+    unmatched = list(want)
+    for g in got:
+        match = next((w for w in unmatched if all(close(g[k], w[k]) for k in w)), None)
+        assert match is not None, f"not expected: {g}"
+        unmatched.remove(match)
+    assert unmatched == []
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gfws_cases_give_gfws_raw_encounters(name: str) -> None:
+    case = CASES[name]
+    got = [ours(e) for e in raw_encounters(fixes(case), RULES)]
+    assert_same(got, [theirs(e, RAW_FIELDS) for e in case["raw"]])
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if "merged" in c))
+def test_gfws_cases_give_gfws_merged_encounters(name: str) -> None:
+    case = CASES[name]
+    got = [ours(e) for e in merge(raw_encounters(fixes(case), RULES), RULES)]
+    assert_same(got, [theirs(e, MERGED_FIELDS) for e in case["merged"]])
+
+
+def test_a_track_is_resampled_on_the_clocks_marks_and_never_across_an_hours_silence() -> None:
+    """GFW's own resampling case (tests/test_resample.py), without extrapolation."""
+    t0 = 1309478400000  # 2011-07-01 00:00 UTC
+    minute = 60_000
+    rows = [(0, 10.3, 10.0, 0), (2, 10.0, 10.0, 0), (4, 10.0, 10.0, 0), (6, 10.0, 10.0, 0), (8, 10.0, 10.0, 0),
+            (12, 10.0, 10.0, 0), (18, 10.0, 10.0, 0), (26, 10.0, 11.0, 0), (98, 10.0, 11.0, 0),
+            (102, 11.0, 11.0, 0), (142, 11.0, 11.0, 10)]  # fmt: skip
+    resampler = Resampler(EncounterRules(max_gap_ms=60 * minute))
+    marks: list[Mark] = []
+    for m, lat, lon, speed in rows:
+        marks += resampler.add(Fix("0", t0 + m * minute, lat, lon, speed))
+    got = [((m.ts - t0) // minute, round(m.lat, 9), round(m.lon, 9), m.density, m.speed) for m in marks]
+    assert got == [
+        (0, 10.3, 10.0, 1.0, 0.0),
+        (10, 10.0, 10.0, 1.0, 0.0),
+        (20, 10.0, 10.25, 1.0, 0.0),
+        (100, 10.5, 11.0, 1.0, 0.0),
+        (110, 11.0, 11.0, 0.25, 2.0),
+        (120, 11.0, 11.0, 0.25, 4.5),
+        (130, 11.0, 11.0, 0.25, 7.0),
+        (140, 11.0, 11.0, 0.25, 9.5),
+    ]
+
+
+@pytest.mark.parametrize("lat", [0.0, 45.0, 70.0, 84.0, 89.5, -60.0])
+@pytest.mark.parametrize("lon", [0.0, 179.9995, -179.9995, 120.0])
+def test_the_grid_finds_every_mark_within_the_adjacency_distance(lat: float, lon: float) -> None:
+    index = MarkIndex(1.0)
+    around = []
+    for i in range(400):  # a ring of marks 0.2 to 1.4 km away, every direction
+        bearing, km = math.radians(i * 7.3), 0.2 + (i % 13) * 0.1
+        dlat = km / 111.195 * math.cos(bearing)
+        dlon = km / 111.195 * math.sin(bearing) / max(math.cos(math.radians(lat)), 1e-6)
+        m = Mark(str(i), 0, max(-90.0, min(90.0, lat + dlat)), (lon + dlon + 180) % 360 - 180, 0.0, 1.0)
+        index.add(m)
+        around.append(m)
+    found = {m.track for m in index.near(lat, lon) if haversine_km(lat, lon, m.lat, m.lon) <= 1.0}
+    assert found == {m.track for m in around if haversine_km(lat, lon, m.lat, m.lon) <= 1.0}
+    assert found

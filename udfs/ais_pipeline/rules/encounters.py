@@ -1,0 +1,374 @@
+"""Encounters: two vessels together at sea, as Global Fishing Watch's ``pipe-encounters``
+(Apache-2.0) finds them, and Miller et al. 2018 ("Identifying global patterns of transshipment
+behavior", Frontiers in Marine Science 5:240) describes them. The plain reference: each step is
+a small function or class that the job's operators run the same way.
+
+- **Resample** (``transforms/resample.py``, without extrapolation): each track's kept positions
+  are interpolated onto the clock's marks every :attr:`EncounterRules.step_ms` (10 minutes); no
+  mark is made between two positions :attr:`EncounterRules.max_gap_ms` apart or more (an hour),
+  none before the first position or after the last. A mark carries its point density: the step
+  over the time between the positions around it, at most 1, rounded to 2 decimals.
+- **Adjacency** (``transforms/compute_adjacency.py``): at each mark, each vessel's neighbours
+  within :attr:`EncounterRules.adjacency_km` (1 km), by haversine distance, the nearest first,
+  at most :attr:`EncounterRules.max_neighbours`. GFW finds candidates through S2 level-12 cells
+  and their neighbours; :class:`MarkIndex` is a latitude-longitude grid whose cells are as tall as
+  the adjacency distance (the exact distance decides, so any index finding every candidate gives
+  the same neighbours).
+- **Runs** (``transforms/compute_encounters.py``): for each vessel, a run per neighbour that is
+  within :attr:`EncounterRules.encounter_km` (0.5 km) at each of the vessel's marks in a row; the
+  run ends at the vessel's first mark without it. A run of two marks or more lasting
+  :attr:`EncounterRules.min_minutes` (120) or more is a raw encounter, seen from that vessel: its
+  mean position, median distance, median implied speed (between its consecutive marks) and each
+  vessel's point count (the sum of its marks' densities, rounded). Each vessel of a pair sees the
+  encounter from its side.
+- **Merge** (``transforms/merge_encounters.py``): the raw encounters of a pair (either side)
+  less than :attr:`EncounterRules.merge_hours` (4) apart are one encounter: its time is theirs,
+  its position their mean weighted by duration, its median speed and distance the median of
+  theirs, its point counts their sums.
+- **Published** (GFW's events): an encounter of :attr:`EncounterRules.min_minutes` or more whose
+  median speed is under :attr:`EncounterRules.max_speed_kn` (2 knots) and whose mean position
+  is :attr:`EncounterRules.min_port_km` (10 km) or more from the nearest anchorage.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from statistics import mean, median
+
+EARTH_RADIUS_KM = 6371.0
+KM_PER_DEGREE = 2 * math.pi * EARTH_RADIUS_KM / 360
+MPS_TO_KNOTS = 1.94384  # GFW's factor
+
+
+@dataclass(frozen=True, slots=True)
+class EncounterRules:
+    """GFW's thresholds (``create_raw_pipeline.py``, its create and merge options, the events'
+    filters); every one is a flag."""
+
+    step_ms: int = 600_000  # RESAMPLE_INCREMENT_MINUTES, 10
+    max_gap_ms: int = 3_600_000  # MAX_GAP_HOURS, 1: no mark across a silence this long
+    adjacency_km: float = 1.0  # neighbours looked at each mark
+    encounter_km: float = 0.5  # max_encounter_dist_km
+    min_minutes: float = 120.0  # min_encounter_time_minutes
+    merge_hours: float = 4.0  # min_hours_between_encounters
+    max_speed_kn: float = 2.0  # the published events' median speed, under
+    min_port_km: float = 10.0  # the published events' distance from the nearest anchorage
+    max_neighbours: int = 100  # max_tracked_distances
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A kept position of a track: ``track`` names the transmitter (its MMSI and lineage)."""
+
+    track: str
+    ts: int  # ms
+    lat: float
+    lon: float
+    speed: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A track's place at one of the clock's marks, interpolated."""
+
+    track: str
+    ts: int
+    lat: float
+    lon: float
+    speed: float
+    density: float
+
+
+def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """GFW's ``compute_distance``."""
+    h = (
+        math.sin(0.5 * math.radians(lat2 - lat1)) ** 2
+        + math.cos(math.radians(lat1)) * math.cos(math.radians(lat2)) * math.sin(0.5 * math.radians(lon2 - lon1)) ** 2
+    )
+    return 2 * EARTH_RADIUS_KM * math.asin(math.sqrt(min(h, 1.0)))
+
+
+@dataclass(slots=True)
+class Resampler:
+    """One track's marks as its fixes come in time order (a fix not after the last is ignored)."""
+
+    rules: EncounterRules = EncounterRules()
+    last: Fix | None = None
+    first: bool = True  # the last fix is the track's first: a mark at its very time is made
+
+    def add(self, fix: Fix) -> list[Mark]:
+        last = self.last
+        if last is not None and fix.ts <= last.ts:
+            return []
+        self.last = fix
+        if last is None:
+            return []
+        step = self.rules.step_ms
+        first, self.first = self.first, False
+        span = fix.ts - last.ts
+        if span >= self.rules.max_gap_ms:
+            return []
+        t = -(-last.ts // step) * step  # the first mark at or after the last fix
+        if t == last.ts and not first:
+            t += step  # a mark at a fix's time is made between it and the fix before it
+        density = round(step / max(span, step), 2)
+        marks = []
+        while t <= fix.ts:
+            mix = (t - last.ts) / span
+            marks.append(
+                Mark(
+                    last.track,
+                    t,
+                    fix.lat * mix + last.lat * (1 - mix),
+                    fix.lon * mix + last.lon * (1 - mix),
+                    fix.speed * mix + last.speed * (1 - mix),
+                    density,
+                )
+            )
+            t += step
+        return marks
+
+
+def resample(fixes: Iterable[Fix], rules: EncounterRules = EncounterRules()) -> Iterator[Mark]:
+    """Every track's marks (``fixes`` in time order within each track)."""
+    tracks: dict[str, Resampler] = {}
+    for fix in fixes:
+        resampler = tracks.get(fix.track)
+        if resampler is None:
+            resampler = tracks[fix.track] = Resampler(rules)
+        yield from resampler.add(fix)
+
+
+class MarkIndex:
+    """The marks of one time in a latitude-longitude grid whose rows are as tall as the
+    adjacency distance: a neighbour is in the row above, the same or the one below, and in as
+    many columns either side as that distance spans at those latitudes (across the antimeridian
+    too)."""
+
+    def __init__(self, km: float) -> None:
+        self.km = km
+        self.size = km / KM_PER_DEGREE  # degrees
+        self.columns = max(1, int(360 / self.size))
+        self.cells: dict[tuple[int, int], list[Mark]] = defaultdict(list)
+
+    def _cell(self, lat: float, lon: float) -> tuple[int, int]:
+        return int((lat + 90) // self.size), int((lon + 180) // self.size) % self.columns
+
+    def add(self, mark: Mark) -> None:
+        self.cells[self._cell(mark.lat, mark.lon)].append(mark)
+
+    def near(self, lat: float, lon: float) -> Iterator[Mark]:
+        row, column = self._cell(lat, lon)
+        nearest_pole = min(90.0, abs(lat) + 2 * self.size)
+        cos = math.cos(math.radians(nearest_pole))
+        span = self.columns if cos < 0.01 else min(self.columns, int(self.size / (self.size * cos)) + 2)
+        columns = range(self.columns) if 2 * span + 1 >= self.columns else range(column - span, column + span + 1)
+        for r in (row - 1, row, row + 1):
+            for c in columns:
+                yield from self.cells.get((r, c % self.columns), ())
+
+
+def neighbours(marks: list[Mark], rules: EncounterRules = EncounterRules()) -> dict[str, list[tuple[float, Mark]]]:
+    """Each track's neighbours at one mark (``marks`` all of one time): those within the
+    adjacency distance, nearest first (ties in the order of their tracks' names), at most
+    :attr:`EncounterRules.max_neighbours`."""
+    index = MarkIndex(rules.adjacency_km)
+    for m in marks:
+        index.add(m)
+    out: dict[str, list[tuple[float, Mark]]] = {}
+    for m in sorted(marks, key=lambda m: m.track):
+        near = []
+        for other in index.near(m.lat, m.lon):
+            if other.track != m.track:
+                d = haversine_km(m.lat, m.lon, other.lat, other.lon)
+                if d <= rules.adjacency_km:
+                    near.append((d, other))
+        near.sort(key=lambda n: (n[0], n[1].track))
+        out[m.track] = near[: rules.max_neighbours]
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RawEncounter:
+    """A run of one track's marks beside another's, seen from the first (GFW's RawEncounter)."""
+
+    track_1: str
+    track_2: str
+    start: int
+    end: int
+    mean_lat: float
+    mean_lon: float
+    median_distance_km: float
+    median_speed_kn: float
+    points_1: int
+    points_2: int
+    start_lat: float
+    start_lon: float
+    end_lat: float
+    end_lon: float
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start) / 1000
+
+
+Step = tuple[Mark, Mark, float]  # the track's mark, the neighbour's, their distance
+
+
+def implied_speed_kn(a: Mark, b: Mark) -> float:
+    return 1000 * haversine_km(a.lat, a.lon, b.lat, b.lon) / ((b.ts - a.ts) / 1000) * MPS_TO_KNOTS
+
+
+def mean_lon(lons: Iterable[float]) -> float:
+    """The mean of longitudes on the circle (the antimeridian is no jump)."""
+    lons = list(lons)
+    cos = mean(math.cos(math.radians(x)) for x in lons)
+    sin = mean(math.sin(math.radians(x)) for x in lons)
+    return math.degrees(math.atan2(sin, cos))
+
+
+def raw_encounter(run: list[Step], rules: EncounterRules = EncounterRules()) -> RawEncounter | None:
+    """A run as a raw encounter, if it is one: two marks or more, lasting the minimum or more."""
+    if len(run) < 2:
+        return None
+    first, last = run[0][0], run[-1][0]
+    if (last.ts - first.ts) < rules.min_minutes * 60_000:
+        return None
+    speeds = [implied_speed_kn(a[0], b[0]) for a, b in itertools.pairwise(run)]
+    return RawEncounter(
+        track_1=first.track,
+        track_2=run[0][1].track,
+        start=first.ts,
+        end=last.ts,
+        mean_lat=mean(m.lat for m, _, _ in run),
+        mean_lon=mean_lon(m.lon for m, _, _ in run),
+        median_distance_km=median(d for _, _, d in run),
+        median_speed_kn=median(speeds),
+        points_1=round(sum(m.density for m, _, _ in run)),
+        points_2=round(sum(n.density for _, n, _ in run)),
+        start_lat=first.lat,
+        start_lon=first.lon,
+        end_lat=last.lat,
+        end_lon=last.lon,
+    )
+
+
+@dataclass(slots=True)
+class Runs:
+    """One track's runs beside its neighbours, as its marks come in time order."""
+
+    rules: EncounterRules = EncounterRules()
+    open: dict[str, list[Step]] = field(default_factory=dict)
+
+    def step(self, mark: Mark, near: list[tuple[float, Mark]]) -> list[RawEncounter]:
+        """The track's next mark and its neighbours then: the runs it goes on, and the raw
+        encounters of the runs it ends (those of neighbours not within the encounter distance)."""
+        active = set()
+        for d, other in near:
+            if d <= self.rules.encounter_km:
+                self.open.setdefault(other.track, []).append((mark, other, d))
+                active.add(other.track)
+        return self._end(lambda track: track not in active)
+
+    def finish(self) -> list[RawEncounter]:
+        return self._end(lambda track: True)
+
+    def _end(self, ends: Callable[[str], bool]) -> list[RawEncounter]:
+        out = []
+        for track in [t for t in self.open if ends(t)]:
+            encounter = raw_encounter(self.open.pop(track), self.rules)
+            if encounter is not None:
+                out.append(encounter)
+        return out
+
+
+def raw_encounters(fixes: Iterable[Fix], rules: EncounterRules = EncounterRules()) -> list[RawEncounter]:
+    """Every raw encounter of the tracks' fixes, each side's (the batch form of the rule)."""
+    by_time: dict[int, list[Mark]] = defaultdict(list)
+    for m in resample(sorted(fixes, key=lambda f: f.ts), rules):
+        by_time[m.ts].append(m)
+    runs: dict[str, Runs] = {}
+    out: list[RawEncounter] = []
+    for ts in sorted(by_time):
+        near = neighbours(by_time[ts], rules)
+        for m in sorted(by_time[ts], key=lambda m: m.track):
+            out += runs.setdefault(m.track, Runs(rules)).step(m, near[m.track])
+    for track in sorted(runs):
+        out += runs[track].finish()
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Encounter:
+    """The raw encounters of a pair merged (GFW's Encounter): ``track_1`` the lesser name."""
+
+    track_1: str
+    track_2: str
+    start: int
+    end: int
+    mean_lat: float
+    mean_lon: float
+    median_distance_km: float
+    median_speed_kn: float
+    points_1: int
+    points_2: int
+    start_lat: float
+    start_lon: float
+    end_lat: float
+    end_lon: float
+
+    @property
+    def minutes(self) -> float:
+        return (self.end - self.start) / 60_000
+
+
+def merged(pair: tuple[str, str], raws: list[RawEncounter]) -> Encounter:
+    """GFW's ``encounter_from_records``: the raws of one pair (``pair`` in name order) as one
+    encounter; position weighted by the raws' durations."""
+    sides = [(r, r.points_1, r.points_2) if r.track_1 == pair[0] else (r, r.points_2, r.points_1) for r in raws]
+    total = max(sum(r.seconds for r in raws), 1)
+    cos = sum(r.seconds * math.cos(math.radians(r.mean_lon)) for r in raws) / total
+    sin = sum(r.seconds * math.sin(math.radians(r.mean_lon)) for r in raws) / total
+    first = min(raws, key=lambda r: r.start)
+    last = max(raws, key=lambda r: r.end)
+    return Encounter(
+        track_1=pair[0],
+        track_2=pair[1],
+        start=min(r.start for r in raws),
+        end=max(r.end for r in raws),
+        mean_lat=sum(r.seconds * r.mean_lat for r in raws) / total,
+        mean_lon=math.degrees(math.atan2(sin, cos)),
+        median_distance_km=median(r.median_distance_km for r in raws),
+        median_speed_kn=median(r.median_speed_kn for r in raws),
+        points_1=sum(p1 for _, p1, _ in sides),
+        points_2=sum(p2 for _, _, p2 in sides),
+        start_lat=first.start_lat,
+        start_lon=first.start_lon,
+        end_lat=last.end_lat,
+        end_lon=last.end_lon,
+    )
+
+
+def merge(raws: Iterable[RawEncounter], rules: EncounterRules = EncounterRules()) -> list[Encounter]:
+    """The raw encounters of each pair, either side's, less than the merge gap apart, as one."""
+    pairs: dict[tuple[str, str], list[RawEncounter]] = defaultdict(list)
+    for r in raws:
+        pairs[(min(r.track_1, r.track_2), max(r.track_1, r.track_2))].append(r)
+    gap = rules.merge_hours * 3_600_000
+    out = []
+    for pair in sorted(pairs):
+        group: list[RawEncounter] = []
+        end = -(2**62)
+        for r in sorted(pairs[pair], key=lambda r: (r.start, r.end, r.track_1, r.track_2)):
+            if group and r.start - end >= gap:
+                out.append(merged(pair, group))
+                group = []
+            group.append(r)
+            end = max(end, r.end)
+        if group:
+            out.append(merged(pair, group))
+    return out

@@ -1,0 +1,124 @@
+"""Loitering's plain reference (ais_pipeline.rules.loitering), one track at a time as its
+positions come, against Global Fishing Watch's own functions (tests/support/gfw_loitering.py,
+pipe-loitering's code without Beam) on seeded random tracks: slow and fast hours, hours with no
+position, a first hour already slow, positions without a distance from shore."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import UTC, datetime
+
+import pytest
+
+from ais_pipeline.rules.encounters import haversine_km
+from ais_pipeline.rules.loitering import HOUR_MS, LoiteringEvent, LoiteringRules, LoiteringTrack, Ping
+from tests.support.gfw_loitering import loitering_events
+
+pytestmark = pytest.mark.unit
+
+
+def track(seed: int) -> list[Ping]:
+    """A track of a few days: each hour slow (drifting) or fast (steaming), some hours silent."""
+    rng = random.Random(seed)
+    t, lat, lon = 1_700_000_000_000 + rng.randrange(HOUR_MS), 10.0, 60.0
+    pings: list[Ping] = []
+    for _ in range(rng.randrange(5, 80)):
+        if rng.random() < 0.15:
+            t += rng.randrange(1, 6) * HOUR_MS  # a silence of hours
+        knots = rng.choice([0.2, 0.8, 1.9, 2.1, 6.0, 11.0])
+        for _ in range(rng.randrange(0, 8)):
+            minutes = rng.randrange(3, 25)
+            t += minutes * 60_000
+            heading = math.radians(rng.randrange(360))
+            nm = knots * minutes / 60
+            lat += nm / 60 * math.cos(heading)
+            lon += nm / 60 * math.sin(heading) / math.cos(math.radians(lat))
+            before = pings[-1] if pings else None
+            hours = (t - before.ts) / HOUR_MS if before else None
+            meters = haversine_km(before.lat, before.lon, lat, lon) * 1000 if before else None
+            shore = None if rng.random() < 0.1 else rng.uniform(0, 200_000)
+            pings.append(Ping(t, lat, lon, hours, meters, shore))
+    return pings
+
+
+def ours(pings: list[Ping]) -> list[LoiteringEvent]:
+    loitering = LoiteringTrack()
+    closed: list[LoiteringEvent] = []
+    for p in pings:
+        closed += [e for e in loitering.add(p) if e.closed]
+    return closed + loitering.finish()
+
+
+def as_gfw(pings: list[Ping]) -> list[dict[str, object]]:
+    return [
+        {
+            "timestamp": datetime.fromtimestamp(p.ts / 1000, UTC),
+            "hours": p.hours,
+            "meters_to_prev": p.meters,
+            "lat": p.lat,
+            "lon": p.lon,
+            "distance_from_shore_m": p.shore_m,
+        }
+        for p in pings
+    ]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_tracks_loitering_events_are_gfws(seed: int) -> None:
+    pings = track(seed)
+    want = loitering_events(as_gfw(pings))
+    got = [
+        {
+            "loitering_start_timestamp": datetime.fromtimestamp(e.start.ts / 1000, UTC),
+            "loitering_end_timestamp": datetime.fromtimestamp(e.end.ts / 1000, UTC),
+            "avg_speed_knots": e.avg_speed_kn,
+            "loitering_hours": e.loitering_hours,
+            "tot_distance_nm": e.distance_nm,
+            "avg_distance_from_shore_nm": e.shore_nm,
+            "start_lon": e.start.lon,
+            "start_lat": e.start.lat,
+            "end_lon": e.end.lon,
+            "end_lat": e.end.lat,
+        }
+        for e in ours(pings)
+    ]
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.keys() == w.keys()
+        for k in w:
+            if isinstance(w[k], float):
+                assert g[k] == pytest.approx(w[k], rel=1e-12), k
+            else:
+                assert g[k] == w[k], k
+
+
+def test_the_random_tracks_hold_events_of_every_kind() -> None:
+    events = [e for seed in range(60) for e in ours(track(seed))]
+    assert len(events) > 60
+    assert any((e.loitering_hours or 0) >= 4 for e in events)
+    assert any(e.start.hours is None for e in events)  # an event from a track's first position
+
+
+def test_a_carrier_idling_ten_hours_offshore_loiters_once_and_is_published_at_four_hours() -> None:
+    t0, lat, lon = 1_699_999_200_000, -20.0, 40.0  # on the hour
+    pings: list[Ping] = []
+    for i in range(12 * 6):  # every 10 minutes: 2 h at 10 knots, 10 h at 0.5 knots
+        knots = 10.0 if i < 12 else 0.5
+        lat += knots * (10 / 60) / 60
+        before = pings[-1] if pings else None
+        hours = 10 / 60 if before else None
+        meters = haversine_km(before.lat, before.lon, lat, lon) * 1000 if before else None
+        pings.append(Ping(t0 + i * 600_000, lat, lon, hours, meters, 60 * 1852))
+    loitering = LoiteringTrack()
+    opened_at = None
+    for p in pings:
+        for e in loitering.add(p):
+            if opened_at is None and e.published(LoiteringRules()):
+                opened_at = p.ts
+    (event,) = loitering.finish()
+    assert event.closed and event.published(LoiteringRules())
+    assert event.loitering_hours == pytest.approx(10)  # from the last fast position on
+    assert event.avg_speed_kn == pytest.approx(0.5, rel=1e-3)
+    assert event.shore_nm == pytest.approx(60)
+    assert opened_at is not None and (opened_at - event.start.ts) / HOUR_MS < 5.5

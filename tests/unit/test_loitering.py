@@ -18,6 +18,8 @@ from tests.support.gfw_loitering import loitering_events
 
 pytestmark = pytest.mark.unit
 
+RULES = LoiteringRules()
+
 
 def track(seed: int) -> list[Ping]:
     """A track of a few days: each hour slow (drifting) or fast (steaming), some hours silent."""
@@ -48,11 +50,11 @@ def shore_nm(lat: float, lon: float) -> float:
 
 
 def ours(pings: list[Ping]) -> list[LoiteringEvent]:
-    loitering = LoiteringTrack(shore_nm)
+    loitering = LoiteringTrack()
     closed: list[LoiteringEvent] = []
     for p in pings:
-        closed += [e for e in loitering.add(p) if e.closed]
-    return closed + loitering.finish()
+        closed += [e for e in loitering.add(p, RULES, shore_nm) if e.closed]
+    return closed + loitering.finish(RULES, shore_nm)
 
 
 def as_gfw(pings: list[Ping]) -> list[dict[str, object]]:
@@ -115,14 +117,14 @@ def test_a_carrier_idling_ten_hours_offshore_loiters_once_and_is_published_at_fo
         hours = 10 / 60 if before else None
         meters = haversine_km(before.lat, before.lon, lat, lon) * 1000 if before else None
         pings.append(Ping(t0 + i * 600_000, lat, lon, hours, meters))
-    loitering = LoiteringTrack(lambda lat, lon: 60.0)
+    loitering = LoiteringTrack()
     opened_at = None
     for p in pings:
-        for e in loitering.add(p):
-            if opened_at is None and e.published(LoiteringRules()):
+        for e in loitering.add(p, RULES, lambda lat, lon: 60.0):
+            if opened_at is None and e.published(RULES):
                 opened_at = p.ts
-    (event,) = loitering.finish()
-    assert event.closed and event.published(LoiteringRules())
+    (event,) = loitering.finish(RULES, lambda lat, lon: 60.0)
+    assert event.closed and event.published(RULES)
     assert event.loitering_hours == pytest.approx(10)  # from the last fast position on
     assert event.avg_speed_kn == pytest.approx(0.5, rel=1e-3)
     assert event.shore_nm == pytest.approx(60)

@@ -44,6 +44,7 @@ GEOMETRY = {
     "bad_fixes": "POINT",
     "gaps": "GAP",
     "port_visits": "POINT",
+    "loitering": "POINT",
 }
 
 PART_SUFFIX = ".parquet"

@@ -57,17 +57,22 @@ class LoiteringRules:
 
 @dataclass(frozen=True, slots=True)
 class Ping:
-    """A kept position of a track with what GFW's messages carry: the time (``hours``) and the
-    distance (``meters``) from the track's position before it (None for its first)."""
+    """A kept position of a track with what GFW's messages carry: the time (``ms``, GFW's
+    ``hours`` in milliseconds, so that hours add up exactly) and the distance (``meters``) from
+    the track's position before it (None for its first)."""
 
     ts: int
     lat: float
     lon: float
-    hours: float | None
+    ms: int | None
     meters: float | None
 
+    @property
+    def hours(self) -> float | None:
+        return None if self.ms is None else self.ms / HOUR_MS
+
     def to_list(self) -> list[Any]:
-        return [self.ts, self.lat, self.lon, self.hours, self.meters]
+        return [self.ts, self.lat, self.lon, self.ms, self.meters]
 
     @classmethod
     def from_list(cls, v: list[Any] | None) -> Ping | None:
@@ -87,7 +92,7 @@ class Tally:
     the first's, a slow hour being small)."""
 
     n: int = 0
-    hours: float = 0.0
+    ms: int = 0  # of the positions that hold time
     timed: bool = False
     meters: float = 0.0
     metered: bool = False
@@ -101,8 +106,8 @@ class Tally:
 
     def add(self, ping: Ping) -> None:
         self.n += 1
-        if ping.hours:
-            self.hours += ping.hours
+        if ping.ms:
+            self.ms += ping.ms
             self.timed = True
         if ping.meters is not None:
             self.meters += ping.meters
@@ -114,14 +119,18 @@ class Tally:
             self.ref_lon = ping.lon
         dlon = (ping.lon - self.ref_lon + 180) % 360 - 180
         self.dlon_sum += dlon
-        if ping.hours:
-            self.wlat += ping.lat * ping.hours
-            self.wdlon += dlon * ping.hours
+        if ping.ms:
+            self.wlat += ping.lat * ping.ms
+            self.wdlon += dlon * ping.ms
+
+    @property
+    def hours(self) -> float:
+        return self.ms / HOUR_MS
 
     @property
     def speed_kn(self) -> float | None:
         """GFW's mean implied speed: the distance over the time, when both are there."""
-        if self.timed and self.hours and self.metered:
+        if self.timed and self.ms and self.metered:
             return self.meters / self.hours / METERS_PER_NM
         return None
 
@@ -133,8 +142,8 @@ class Tally:
         return cls(*v)
 
     def weighted_place(self) -> tuple[float, float]:
-        assert self.ref_lon is not None and self.hours
-        return self.wlat / self.hours, _wrap(self.ref_lon + self.wdlon / self.hours)
+        assert self.ref_lon is not None and self.ms
+        return self.wlat / self.ms, _wrap(self.ref_lon + self.wdlon / self.ms)
 
     def mean_place(self) -> tuple[float, float]:
         assert self.ref_lon is not None and self.n
@@ -189,12 +198,12 @@ class LoiteringEvent:
         rest = self.rest
         rest.n += hour.n
         if hour.timed:
-            rest.hours += hour.hours
+            rest.ms += hour.ms
             rest.timed = True
         if hour.metered:
             rest.meters += hour.meters
             rest.metered = True
-        if hour.timed and hour.hours:
+        if hour.timed and hour.ms:
             lat, lon = hour.weighted_place()
             self.shore_weighted += shore_nm(lat, lon) * hour.hours
             self.shore_hours += hour.hours
@@ -293,8 +302,10 @@ class LoiteringTrack:
         return out
 
     def finish(self, rules: LoiteringRules, shore_nm: ShoreNm) -> list[LoiteringEvent]:
-        """The track's end: its last hour judged, and its event closed."""
+        """The track's end: its last hour judged, and its event closed; the next position
+        begins a track afresh."""
         out = self._judge(rules, shore_nm) if self.hour is not None else []
+        self.before = None
         event, self.event = self.event, None
         if event is not None:
             event.closed = True
@@ -330,8 +341,8 @@ class LoiteringTrack:
 def _without_first(tally: Tally, first: Ping) -> Tally:
     """An hour's tally less its first position (the track's first, which has no time or
     distance before it: only its place and count are taken out)."""
-    assert not first.hours and first.meters is None
-    out = Tally(tally.n - 1, tally.hours, tally.timed, tally.meters, tally.metered)
+    assert not first.ms and first.meters is None
+    out = Tally(tally.n - 1, tally.ms, tally.timed, tally.meters, tally.metered)
     out.lat_sum = tally.lat_sum - first.lat
     out.cos_sum = tally.cos_sum - math.cos(math.radians(first.lon))
     out.sin_sum = tally.sin_sum - math.sin(math.radians(first.lon))
@@ -391,17 +402,24 @@ class Loitering:
         self, track: LoiteringTrack, before: tuple[int, float, float] | None, ts: int, lat: float, lon: float,
         category: str, mmsi: int,
     ) -> list[tuple[str, bool]]:  # fmt: skip
-        """A position after ``before`` (the transmitter's last: time, place): its records."""
+        """A position after ``before`` (the transmitter's last: time, place): its records. After
+        a silence as long as a track's end, the track has ended (if its timer has not said so
+        yet, it ends here) and this position begins the next, with no time or distance."""
+        records: list[tuple[str, bool]] = []
+        if before is not None and ts - before[0] >= self.rules.end_ms:
+            records = self._records(track.finish(self.rules, self.shore_nm), mmsi, ts)
+            before = None
         if before is None:
+            track.before = None
             ping = Ping(ts, lat, lon, None, None)
         else:
             b_ts, b_lat, b_lon = before
             km = haversine_km(b_lat, b_lon, lat, lon)
-            ping = Ping(ts, lat, lon, (ts - b_ts) / HOUR_MS, km * 1000)
+            ping = Ping(ts, lat, lon, ts - b_ts, km * 1000)
         events = track.add(ping, self.rules, self.shore_nm)
         if track.event is not None:
             track.event.category = category
-        return self._records(events, mmsi, ts)
+        return records + self._records(events, mmsi, ts)
 
     def due(self, track: LoiteringTrack) -> int | None:
         return track.end_due(self.rules)

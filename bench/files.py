@@ -302,9 +302,10 @@ def run(
             ),
         ]
         variants = job_variants(parallelisms)
-        if 1 in parallelisms:  # what gap events and port visits cost: the same run with each off
+        if 1 in parallelisms:  # what gap events, port visits and loitering cost: the same run with each off
             variants.append((GAPS_OFF, ["--parallelism", "1", "--gap-hours", "0"]))
             variants.append((PORTS_OFF, ["--parallelism", "1", "--ports", "off"]))
+            variants.append((LOITERING_OFF, ["--parallelism", "1", "--loitering-hours", "0"]))
         for name, flags in variants:
             out = Path(tempfile.mkdtemp(prefix="bench-"))
             job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
@@ -500,6 +501,7 @@ STARTUP_TARGET_S = 6.0
 P1, P2, TM2 = "Flink job, parallelism 1", "Flink job, parallelism 2", "Flink job, 2 TaskManagers, parallelism 2"
 GAPS_OFF = "Flink job, parallelism 1, gap events off"
 PORTS_OFF = "Flink job, parallelism 1, port visits off"
+LOITERING_OFF = "Flink job, parallelism 1, loitering off"
 GEOPARQUET_P1 = "Flink job, parallelism 1, the same day as GeoParquet"
 
 
@@ -591,6 +593,17 @@ def targets(
             True,
             p1,
             ports_off,
+        )
+    loitering_off = find(rows, LOITERING_OFF, largest)
+    if p1 and loitering_off:
+        on, off = cpu_us(p1), cpu_us(loitering_off)
+        add(
+            f"loitering's cost: the CPU per line at parallelism 1 with it on (the default) and off "
+            f"({largest:,} lines; no target)",
+            f"{on:.1f} us on, {off:.1f} us off ({on / off:.2f}x)",
+            True,
+            p1,
+            loitering_off,
         )
     long_p1, long_tm = find(long_rows, P1), find(long_rows, TM2)
     if long_p1 and long_tm:
@@ -757,7 +770,7 @@ def main() -> int:
     fleet_rows: list[dict[str, Any]] = []
     if args.fleet:
         fleet_lines, fleet_vessels = (int(n) for n in args.fleet.split(":"))
-        fleet_only = {"plain Python loop", LEAN, P1, GAPS_OFF, PORTS_OFF}
+        fleet_only = {"plain Python loop", LEAN, P1, GAPS_OFF, PORTS_OFF, LOITERING_OFF}
         baseline = args.baseline or None
         fleet_rows = run([fleet_lines], args.repeat, [1], only=fleet_only, vessels=fleet_vessels, baseline=baseline)
     csv_rows = run_csv(args.csv_rows, args.repeat, parallelisms) if args.csv_rows else []

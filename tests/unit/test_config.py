@@ -155,6 +155,7 @@ def test_kafka_flags_and_environment():
         "bad_fixes": "ais.bad_fixes",
         "gaps": "ais.gaps",
         "port_visits": "ais.port_visits",
+        "loitering": "ais.loitering",
     }
 
 

@@ -5,6 +5,7 @@ with the parameters GFW's tests use; their raw encounters, each side's, and the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import asdict
@@ -134,3 +135,22 @@ def test_the_grid_finds_every_mark_within_the_adjacency_distance(lat: float, lon
     found = {m.track for m in index.near(lat, lon) if haversine_km(lat, lon, m.lat, m.lon) <= 1.0}
     assert found == {m.track for m in around if haversine_km(lat, lon, m.lat, m.lon) <= 1.0}
     assert found
+
+
+def test_an_encounter_is_published_long_slow_away_from_ports_and_at_sea() -> None:
+    from ais_pipeline.rules.encounters import Encounter, encounter_json, published
+
+    rules = EncounterRules()
+    hour = 3_600_000
+    enc = Encounter("244600001/0", "244600002/0", 0, 3 * hour, -20.0, 40.0, 0.1, 1.2, 18, 18, 0, 0, 0, 0)
+    assert published(enc, rules, None, 100.0)
+    assert not published(enc, rules, 9.0, 100.0)  # under 10 km from an anchorage
+    assert not published(enc, rules, None, 0.0)  # on land, as the shore sees it
+    slow, short = dataclasses.replace(enc, median_speed_kn=2.0), dataclasses.replace(enc, end=hour)
+    assert not published(slow, rules, None, 100.0) and not published(short, rules, None, 100.0)
+    record = json.loads(encounter_json(enc, (244600001, 244600002), ("carrier", "fishing"), 55.0, 100.0, True,
+                                       3 * hour, rules))  # fmt: skip
+    assert record["end_time"] is None and record["published"] and record["hours"] == 3.0
+    closed = json.loads(encounter_json(enc, (244600001, 244600002), ("carrier", "fishing"), 55.0, 100.0, False,
+                                       9 * hour, rules))  # fmt: skip
+    assert closed["id"] == record["id"] and closed["end_time"] == "1970-01-01T03:00:00.000Z"

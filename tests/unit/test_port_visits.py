@@ -16,11 +16,10 @@ from ais_pipeline.anchorages import load_anchorages
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.files import read_lines
 from ais_pipeline.resources import ANCHORAGES
+from ais_pipeline.rules.loitering import LoiteringRules, Ping
 from ais_pipeline.rules.plain import PlainPipeline, run_plain
 from ais_pipeline.rules.ports import (
-    AT_SEA,
     IN_PORT,
-    MAX_TRANSMITTERS,
     PORT_ENTRY,
     PORT_STOP_BEGIN,
     PortEvent,
@@ -28,10 +27,10 @@ from ais_pipeline.rules.ports import (
     PortVisit,
     PortVisits,
     VesselPorts,
-    VesselTransmitters,
     add_event,
 )
 from ais_pipeline.rules.tracks import Fix
+from ais_pipeline.rules.transmitters import MAX_TRANSMITTERS, VesselTransmitters
 from tests.support import port_cases
 from tests.support.port_cases import SHARED, SILENT, VISITS, anchorage_csv, port_case_lines
 
@@ -122,7 +121,7 @@ def fix(ts: int, lat: float, lon: float, lineage: int, sog: float = 0.0) -> Fix:
 def test_a_transmitter_no_lineage_follows_is_taken_over_by_a_fix_that_could_have_reached_it() -> None:
     vessel = VesselTransmitters()
     moored = vessel.take(1, 0, -40.0, -130.0, {1}, 50.0, 0.27)
-    moored.state, moored.last_ts, moored.last_lat, moored.last_lon = IN_PORT, 0, -40.0, -130.0
+    moored.heard, moored.last_ts, moored.last_lat, moored.last_lon = True, 0, -40.0, -130.0
     # While lineage 1 is followed, a new lineage is a transmitter of its own.
     assert vessel.take(2, HOUR, -40.0, -130.0, {1, 2}, 50.0, 0.27) is not moored
     del vessel.by_lineage[2]
@@ -137,7 +136,7 @@ def test_a_vessel_keeps_at_most_its_transmitters_bound_and_forgets_them_after_th
     vessel = VesselTransmitters()
     for n in range(MAX_TRANSMITTERS + 3):
         v = vessel.take(n, n * HOUR, float(n), 0.0, set(range(n + 1)), 50.0, 0.27)
-        v.state, v.last_ts = AT_SEA, n * HOUR
+        v.heard, v.last_ts = True, n * HOUR
     assert len(vessel.by_lineage) == MAX_TRANSMITTERS
     assert min(vessel.by_lineage) == 3  # the ones heard longest ago went first
     vessel.forget(20 * HOUR, alive={10}, ttl_ms=10 * HOUR)
@@ -149,15 +148,30 @@ def test_a_vessels_transmitters_come_back_from_their_compact_state() -> None:
     where, _ = anchorages.nearest(22.5686, 120.3131, 4.0) or (None, 0)
     assert where is not None and where.label == "KAOHSIUNG"
     vessel = VesselTransmitters()
-    v = vessel.take(7, 0, 22.5686, 120.3131, {7}, 50.0, 0.27)
+    t = vessel.take(7, 0, 22.5686, 120.3131, {7}, 50.0, 0.27)
+    t.heard, t.last_ts, t.last_lat, t.last_lon = True, 5, 22.5686, 120.3131
+    v = t.ports
     v.state, v.last_ts, v.last_lat, v.last_lon, v.anchorage, v.gap_open = IN_PORT, 5, 22.5686, 120.3131, where, True
     v.visit = PortVisit("id-1", category="tanker")
     for kind, ts in ((PORT_ENTRY, 1), (PORT_STOP_BEGIN, 2)):
         add_event(v.visit, PortEvent(kind, ts, 22.5686, 120.3131, where))
+    rules, shore = LoiteringRules(), lambda lat, lon: 30.0
+    for minute in range(0, 200, 10):  # slow for three hours: an event, and an hour still open
+        t.loitering.add(Ping(minute * 60_000, 22.5686, 120.3131, 600_000 if minute else None, 0.0 if minute else None),
+                        rules, shore)  # fmt: skip
+    assert t.loitering.event is not None and t.loitering.hour is not None
     text = json.dumps(vessel.to_list())
     back = VesselTransmitters.from_list(json.loads(text))
     assert back == vessel
-    assert back.by_lineage[7].visit is not None and back.by_lineage[7].visit.confidence == 3
+    assert back.by_lineage[7].ports.visit is not None and back.by_lineage[7].ports.visit.confidence == 3
+
+
+def test_a_vessels_transmitters_written_when_only_port_visits_followed_them_are_read_back() -> None:
+    row = [7, "IN_PORT", 5, 22.5, 120.3, -1, False, [], None]  # lineage, then the port state alone
+    back = VesselTransmitters.from_list([row])
+    t = back.by_lineage[7]
+    assert (t.heard, t.last_ts, t.last_lat, t.last_lon, t.ports.state) == (True, 5, 22.5, 120.3, "IN_PORT")
+    assert t.loitering.hour is None and t.loitering.event is None
 
 
 def test_the_anchorage_list_travels_pickled_to_the_taskmanagers_whole() -> None:
@@ -172,7 +186,7 @@ def test_the_anchorage_list_travels_pickled_to_the_taskmanagers_whole() -> None:
 def test_no_vessel_state_is_left_past_the_ttl_of_its_transmitters(made_ports: Path) -> None:
     plain = PlainPipeline(PipelineConfig(ports=str(made_ports), gap_ttl_days=1.0))
     plain.feed(port_case_lines())
-    held = [m for m, store in plain.vessels.items() if store.ports() is not None]
+    held = [m for m, store in plain.vessels.items() if store.transmitters() is not None]
     assert sorted(held) == sorted(VISITS)
     plain.finish()  # the end of input fires every timer: a day past the last position, all gone
     assert not plain.vessels

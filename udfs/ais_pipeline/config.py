@@ -27,6 +27,7 @@ WINDOW_KINDS = ("tumbling", "sliding")
 
 if TYPE_CHECKING:
     from ais_pipeline.rules.gaps import GapRules
+    from ais_pipeline.rules.loitering import LoiteringRules
     from ais_pipeline.rules.ports import PortRules
 
 
@@ -194,6 +195,23 @@ _KNOBS: dict[str, _Knob] = {
         float,
         4.0,
         "port visits: a silence in port this long is a port gap, hours",
+    ),
+    "loitering_hours": _Knob(
+        "--loitering-hours",
+        "LOITERING_HOURS",
+        float,
+        4.0,
+        "loitering: slow hours in a row that make an event, at least; 0: no loitering events",
+    ),
+    "loitering_knots": _Knob(
+        "--loitering-speed", "LOITERING_KNOTS", float, 2.0, "loitering: an hour is slow under this mean speed, kn"
+    ),
+    "loitering_shore_nm": _Knob(
+        "--loitering-shore-nm",
+        "LOITERING_SHORE_NM",
+        float,
+        20.0,
+        "loitering: an event is published this far from shore on average, or farther, nm",
     ),
     "geohash_precision": _Knob("--geohash-precision", "GEOHASH_PRECISION", int, 6, "geohash cell precision, 1-12"),
     "max_clock_skew_s": _Knob(
@@ -389,6 +407,7 @@ OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
     "bad_fixes": ("mmsi",),
     "gaps": ("id",),
     "port_visits": ("id",),
+    "loitering": ("id",),
 }
 
 
@@ -449,6 +468,9 @@ class PipelineConfig:
     port_stop_knots: float = _default("port_stop_knots")
     port_move_knots: float = _default("port_move_knots")
     port_gap_hours: float = _default("port_gap_hours")
+    loitering_hours: float = _default("loitering_hours")
+    loitering_knots: float = _default("loitering_knots")
+    loitering_shore_nm: float = _default("loitering_shore_nm")
     geohash_precision: int = _default("geohash_precision")
     max_clock_skew_s: int = _default("max_clock_skew_s")
     multipart_timeout_s: int = _default("multipart_timeout_s")
@@ -588,6 +610,15 @@ class PipelineConfig:
         return PortVisitsConfig(ANCHORAGES if self.ports == PORTS_GFW else Path(self.ports), rules)
 
     @property
+    def loitering(self) -> LoiteringRules | None:
+        """Loitering's thresholds (None: off, ``--loitering-hours 0``)."""
+        from ais_pipeline.rules.loitering import LoiteringRules
+
+        if self.loitering_hours == 0:
+            return None
+        return LoiteringRules(self.loitering_knots, self.loitering_hours, self.loitering_shore_nm)
+
+    @property
     def out_of_orderness_ms(self) -> int:
         return self.out_of_orderness_s * 1000
 
@@ -644,10 +675,15 @@ class PipelineConfig:
         ):
             if not math.isfinite(getattr(self, name)):
                 raise bad(name, f"must be a finite number, not {getattr(self, name)}")
-        for name in ("port_entry_km", "port_exit_km", "port_stop_knots", "port_move_knots", "port_gap_hours"):
+        for name in ("port_entry_km", "port_exit_km", "port_stop_knots", "port_move_knots", "port_gap_hours",
+                     "loitering_knots"):  # fmt: skip
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise bad(name, f"must be a number above 0, not {value}")
+        for name in ("loitering_hours", "loitering_shore_nm"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise bad(name, f"must be a number of 0 or more, not {value}")
         if self.port_exit_km < self.port_entry_km:
             raise bad("port_exit_km", f"{self.port_exit_km} km is less than --port-entry-km {self.port_entry_km}")
         if self.port_move_knots < self.port_stop_knots:

@@ -14,6 +14,7 @@ latitude) is:
 - gaps: a line from the last position before the gap to the first after it, the start point
   while the gap is open;
 - port visits: the port's point (the anchorage of the visit's first event);
+- loitering events: the event's mean place, a point;
 - static records and dead letters: null (they have no place).
 
 Each file has the ``geo`` metadata of GeoParquet 1.1.0: the geometry column, its encoding (WKB),
@@ -44,6 +45,7 @@ GEOMETRY = {
     "bad_fixes": "POINT",
     "gaps": "GAP",
     "port_visits": "POINT",
+    "loitering": "POINT",
 }
 
 PART_SUFFIX = ".parquet"

@@ -266,6 +266,31 @@ TABLES: dict[str, Table] = {
             replaced_when="t.open",
         ),
         Table(
+            "loitering",
+            "ais_loitering",
+            (
+                *_RECORD,
+                Column("ship_type", "text", "ship_type"),
+                Column("lat", _F, "lat"),
+                Column("lon", _F, "lon"),
+                Column("start_time", _TS, "start_time"),
+                Column("end_time", _TS, "end_time"),
+                Column("hours", _F, "hours"),
+                Column("avg_speed_kn", _F, "avg_speed_kn"),
+                Column("distance_nm", _F, "distance_nm"),
+                Column("shore_nm", _F, "shore_nm"),
+                Column("start_lat", _F, "start_lat"),
+                Column("start_lon", _F, "start_lon"),
+                Column("end_lat", _F, "end_lat"),
+                Column("end_lon", _F, "end_lon"),
+                Column("published", "boolean", "published"),
+                Column("open", "boolean", "open"),
+                Column("as_of", _TS, "as_of"),
+            ),
+            ("id",),
+            replaced_when="t.open",
+        ),
+        Table(
             "dead_letter",
             "ais_dead_letter",
             (
@@ -419,6 +444,8 @@ GEOMETRY_COLUMNS = {
     "ais_aggregates": ("cell_geom", "geometry(Polygon, 4326)", "ST_GeomFromGeoHash(cell)"),
     # The port: the anchorage of the visit's first event.
     "ais_port_visits": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
+    # The event's mean place.
+    "ais_loitering": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
 }
 
 

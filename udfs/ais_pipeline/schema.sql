@@ -138,6 +138,28 @@ CREATE TABLE IF NOT EXISTS ais_port_visits (
 CREATE INDEX IF NOT EXISTS ais_port_visits_mmsi_time ON ais_port_visits (mmsi, start_time);
 CREATE INDEX IF NOT EXISTS ais_port_visits_port_time ON ais_port_visits (start_label, start_time);
 
+CREATE TABLE IF NOT EXISTS ais_loitering (
+    id             uuid PRIMARY KEY,  -- the same from the event's first record to its close
+    mmsi           bigint NOT NULL,
+    ship_type      text NOT NULL,
+    lat            double precision NOT NULL,  -- the mean place of its positions
+    lon            double precision NOT NULL,
+    start_time     timestamptz NOT NULL,
+    end_time       timestamptz,  -- null while open
+    hours          double precision NOT NULL,  -- GFW's: the time of its positions after the first
+    avg_speed_kn   double precision,  -- distance over hours
+    distance_nm    double precision NOT NULL,
+    shore_nm       double precision NOT NULL,  -- mean distance from shore, weighted by hours
+    start_lat      double precision NOT NULL,
+    start_lon      double precision NOT NULL,
+    end_lat        double precision NOT NULL,
+    end_lon        double precision NOT NULL,
+    published      boolean NOT NULL,  -- long enough and far enough from shore, now
+    open           boolean NOT NULL,
+    as_of          timestamptz NOT NULL  -- the event time the record was written at
+);
+CREATE INDEX IF NOT EXISTS ais_loitering_mmsi_time ON ais_loitering (mmsi, start_time);
+
 CREATE TABLE IF NOT EXISTS ais_dead_letter (
     id          uuid PRIMARY KEY,
     reason      text NOT NULL,

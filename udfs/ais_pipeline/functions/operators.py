@@ -46,9 +46,10 @@ TALLY = _tag("tally")
 BAD_FIXES = _tag("bad_fixes")
 GAPS = _tag("gaps")
 PORT_VISITS = _tag("port_visits")
+LOITERING = _tag("loitering")
 _OUTCOME_TAGS = {
     "positions": POSITIONS, "static": STATIC, "late": LATE_OUT, "bad_fixes": BAD_FIXES, "gaps": GAPS,
-    "port_visits": PORT_VISITS,
+    "port_visits": PORT_VISITS, "loitering": LOITERING,
 }  # fmt: skip
 
 

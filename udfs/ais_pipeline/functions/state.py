@@ -26,9 +26,9 @@ from ais_pipeline.rules.dedup import VesselMeta
 from ais_pipeline.rules.gaps import VesselGaps
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.multipart import PendingGroup
-from ais_pipeline.rules.ports import VesselTransmitters
 from ais_pipeline.rules.records import TIME_UNKNOWN
 from ais_pipeline.rules.tracks import VesselTracks
+from ais_pipeline.rules.transmitters import VesselTransmitters
 
 T = TypeVar("T")
 DEADLINE_GRAIN_MS = 1000  # multipart deadlines are checked on timers rounded up to the second
@@ -135,7 +135,7 @@ class _VesselEntry:
     :class:`ais_pipeline.rules.tracks.VesselTracks`, the fixes held and the open tracks), its
     gaps (``g``: :class:`ais_pipeline.rules.gaps.VesselGaps`, its last position and positions per
     minute) and its transmitters' port visits (``p``:
-    :class:`ais_pipeline.rules.ports.VesselTransmitters`), each left out when empty: a vessel kept
+    :class:`ais_pipeline.rules.transmitters.VesselTransmitters`), each left out when empty: a vessel kept
     for its gap and port visits alone is its meta, its gaps and its transmitters.
     A value written before the exact-copy rule ran in Java may hold the identities it had seen
     (``i``): they are not read (the Java operator remembers identities now)."""
@@ -580,11 +580,11 @@ class _VesselView:
         self._entry.gaps = gaps  # changed in place by the rules: always written back
         self._changed()
 
-    def ports(self) -> VesselTransmitters | None:
+    def transmitters(self) -> VesselTransmitters | None:
         return self._entry.ports
 
-    def set_ports(self, ports: VesselTransmitters | None) -> None:
-        self._entry.ports = ports  # changed in place by the rules: always written back
+    def set_transmitters(self, transmitters: VesselTransmitters | None) -> None:
+        self._entry.ports = transmitters  # changed in place by the rules: always written back
         self._changed()
 
     def clear(self) -> None:

@@ -76,6 +76,7 @@ class Streams:
     bad_fixes: DataStream
     gaps: DataStream
     port_visits: DataStream
+    loitering: DataStream
     tally: DataStream
 
     def named(self) -> dict[str, DataStream]:
@@ -206,6 +207,7 @@ def build_pipeline(
         bad_fixes=lines_of(side(vessels, operators.BAD_FIXES), "bad fix"),
         gaps=gap_coverage(config, contributions, lines_of(side(vessels, operators.GAPS), "gap")),
         port_visits=lines_of(side(vessels, operators.PORT_VISITS), "port visit"),
+        loitering=lines_of(side(vessels, operators.LOITERING), "loitering event"),
         tally=side(parsed, operators.TALLY).union(
             side(reports, operators.TALLY), lines_of(side(vessels, operators.TALLY), "tally")
         ),

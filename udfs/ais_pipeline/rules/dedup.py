@@ -48,6 +48,7 @@ from ais_pipeline.rules.copies import ExactCopies, identity_horizon_ms
 from ais_pipeline.rules.coverage import CoverageRules, coverage_rules
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
 from ais_pipeline.rules.gaps import Gap, GapRules, VesselGaps
+from ais_pipeline.rules.loitering import Loitering
 from ais_pipeline.rules.outputs import (
     bad_fix_json,
     gap_json,
@@ -57,10 +58,11 @@ from ais_pipeline.rules.outputs import (
     static_json,
 )
 from ais_pipeline.rules.parse import DeadLetter
-from ais_pipeline.rules.ports import PortVisit, PortVisits, VesselTransmitters, port_visit_json
+from ais_pipeline.rules.ports import PortVisits
 from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
 from ais_pipeline.rules.spread import spread
 from ais_pipeline.rules.tracks import HISTORY_MS, MAX_KNOTS, NOISE_M, Events, Fix, VesselTracks
+from ais_pipeline.rules.transmitters import Record, TransmitterRules, VesselTransmitters
 from ais_pipeline.rules.vessel_hours import MAX_GAP_MS, UNKNOWN, static_category
 from ais_pipeline.rules.windows import SLIDING, TUMBLING, WindowSpec
 
@@ -82,7 +84,6 @@ LATE_VESSEL_MS_SLIDING = "late_vessel_ms_sliding"  # ... too late for some slidi
 TRACK_BEHIND = "track_positions_unused"  # kept, but too old for the track to use (a metric)
 GAPS = "gaps"  # the gaps output
 GAP_TTL_MS = 14 * 86_400_000  # a silent vessel's last position is kept two weeks for its gap
-PORT_VISITS = "port_visits"  # the port visits output
 BAD_FIX = "bad_fixes"  # kept as a position, then judged a bad fix (the bad_fixes output counts them)
 LATE_RECORDS = "late_records_"  # + window kind: a kept position too late for that kind (a metric)
 DELIVERED_LATE = "reports_delivered_too_late"  # a judged position past its windows' grace (a metric)
@@ -162,7 +163,8 @@ class VesselMeta:
     gaps_at: int = TIME_UNKNOWN  # when its silence becomes an open gap, TIME_UNKNOWN when not armed
     gap_watch: int = 0  # 1 while only what its return's gap needs is kept (silent past the retention)
     category: str = UNKNOWN  # ship type category of the last kept static report
-    ports_at: int = TIME_UNKNOWN  # when a transmitter's silence in port becomes a port gap
+    # The transmitters' next timer (a port gap's begin, a loitering track's end), armed lazily.
+    ports_at: int = TIME_UNKNOWN
 
 
 class VesselStore(Protocol):
@@ -176,8 +178,8 @@ class VesselStore(Protocol):
     def set_track(self, track: VesselTracks | None) -> None: ...
     def gaps(self) -> VesselGaps | None: ...
     def set_gaps(self, gaps: VesselGaps | None) -> None: ...
-    def ports(self) -> VesselTransmitters | None: ...
-    def set_ports(self, ports: VesselTransmitters | None) -> None: ...
+    def transmitters(self) -> VesselTransmitters | None: ...
+    def set_transmitters(self, transmitters: VesselTransmitters | None) -> None: ...
     def clear(self) -> None: ...
     def clear_but_gaps(self) -> None: ...
     def resume(self) -> None: ...
@@ -207,10 +209,11 @@ class VesselLogic:
         noise_m: float = NOISE_M,
         gap_rules: GapRules | None = None,
         gap_ttl_ms: int = GAP_TTL_MS,
-        port_visits: PortVisits | None = None,
+        transmitter_rules: TransmitterRules | None = None,
     ) -> None:
         self.spec = spec
-        self.port_visits = port_visits  # port visits (None: off)
+        # The rules per transmitter: port visits and loitering (None: both off).
+        self.transmitter_rules = transmitter_rules
         # AIS gap events (None: off), and how long a silent vessel's last position is kept for
         # the gap its return would close.
         self.gap_rules = gap_rules
@@ -284,7 +287,7 @@ class VesselLogic:
             if meta.gaps_at == at:
                 self._open_gap(store, meta, at, report.mmsi)
             if meta.ports_at == at:
-                self._port_gaps(store, meta, at, report.mmsi)
+                self._transmitters_step(store, meta, at, report.mmsi)
         outcome, pane = self._decide(store, report, watermark, meta)
         if report.static and report.msg_type not in STATIC_TYPES and outcome.kind != DEAD_LETTER:
             outcome.row_static = self._row_static(store, report)
@@ -301,9 +304,9 @@ class VesselLogic:
             meta.last_lat5, meta.last_lon5, meta.last_ts = round(pos.lat * 1e5), round(pos.lon * 1e5), ts
             if track is None:
                 track = self.new_track()
-                ports = store.ports()
-                if ports is not None and not ports.empty:  # a lineage id is never given twice
-                    track.next_id = max(ports.by_lineage) + 1
+                transmitters = store.transmitters()
+                if transmitters is not None and not transmitters.empty:  # a lineage id is never given twice
+                    track.next_id = max(transmitters.by_lineage) + 1
             # An archive row's own ship type counts for its report and its time too.
             fix = Fix(
                 ts, pos.lat, pos.lon, outcome.cell, meta.category, pane.sog_milli_sum, pane.sog_count,
@@ -348,15 +351,15 @@ class VesselLogic:
     ) -> None:
         """The records and pane contributions of what the tracks decided, each contribution
         judged against ``watermark`` (the step that decided it) with the windows' grace; the
-        accepted fixes to the vessel's gaps and port visits."""
+        accepted fixes to the vessel's gaps and its transmitters' rules."""
         if not events:
             return
         for fix in events.accepted:
             self._accept(fix, watermark, mmsi)
             if self.gap_rules is not None:
                 self._gap_position(store, meta, fix, mmsi)
-            if self.port_visits is not None:
-                self._port_position(store, meta, track, fix, mmsi, watermark)
+            if self.transmitter_rules is not None:
+                self._transmitter_position(store, meta, track, fix, mmsi, watermark)
         for fix, conflict in events.bad:
             self.records.append((BAD_FIX, bad_fix_json(fix.lines[0], conflict)))
             self._count(BAD_FIX, 1)
@@ -469,46 +472,57 @@ class VesselLogic:
         self.records.append((GAPS, gap_json(gap, rules, watermark, start_nm, end_nm)))
         self._count("gaps_open" if gap.is_open else "gaps_closed", 1)
 
-    def _port_position(
+    def _transmitter_position(
         self, store: VesselStore, meta: VesselMeta, track: VesselTracks, fix: Fix, mmsi: int, watermark: int
     ) -> None:
-        """An accepted position to its transmitter's port visits: the visits it changed, and the
-        port gap its silence would make, armed; the transmitters past their TTL forgotten."""
-        rule = self.port_visits
-        assert rule is not None
-        vessel = store.ports() or VesselTransmitters()
+        """An accepted position to its transmitter's port visits and loitering: the records of
+        what it changed, and the timer of the silences ahead, armed; the transmitters past their
+        TTL forgotten."""
+        rules = self.transmitter_rules
+        assert rules is not None
+        vessel = store.transmitters() or VesselTransmitters()
         alive = track.lineages()
-        self._visits(rule.position(vessel, mmsi, fix, alive), mmsi, fix.ts)
-        vessel.forget(watermark, alive, rule.rules.ttl_ms)
-        store.set_ports(vessel)
-        self._arm_ports(store, meta, vessel)
+        self._transmitter_records(rules.position(vessel, mmsi, fix, alive))
+        vessel.forget(watermark, alive, rules.ttl_ms)
+        store.set_transmitters(vessel)
+        self._arm_transmitters(store, meta, vessel)
 
-    def _arm_ports(self, store: VesselStore, meta: VesselMeta, vessel: VesselTransmitters) -> None:
-        """A port gap is known, as the gap events' open gap is, once no position before its begin
-        can still be accepted."""
-        rule = self.port_visits
-        assert rule is not None
-        meta.ports_at = self._once_judged(store, meta.ports_at, rule.gap_due(vessel))
+    def _arm_transmitters(self, store: VesselStore, meta: VesselMeta, vessel: VesselTransmitters) -> None:
+        """A silence is known, as the gap events' open gap is, once no position before its end
+        can still be accepted. The timer is armed lazily: one armed earlier is kept (it finds
+        nothing due yet and arms the next), so a vessel heard all along does not move it at each
+        position."""
+        rules = self.transmitter_rules
+        assert rules is not None
+        due = rules.due(vessel)
+        at = TIME_UNKNOWN if due is None else self.spec.timer_at_or_after(due + self._judgement_wait_ms)
+        if at == TIME_UNKNOWN:
+            return
+        if meta.ports_at == TIME_UNKNOWN or at < meta.ports_at:
+            store.register_timer(at)
+            meta.ports_at = at
 
-    def _port_gaps(self, store: VesselStore, meta: VesselMeta, at: int, mmsi: int) -> None:
-        """The port visits' timer step: the transmitters silent in port past the port gap."""
+    def _transmitters_step(self, store: VesselStore, meta: VesselMeta, at: int, mmsi: int) -> None:
+        """The transmitters' timer step: the silences it has passed (port gaps, loitering
+        tracks' ends), and the next one armed."""
         meta.ports_at = TIME_UNKNOWN
-        rule = self.port_visits
-        vessel = store.ports()
-        if rule is None or vessel is None:
+        rules = self.transmitter_rules
+        vessel = store.transmitters()
+        if rules is None or vessel is None:
             return
         track = store.track()
-        # The gaps whose wait for the judgement of the positions around them has passed (the
+        # The silences whose wait for the judgement of the positions around them has passed (the
         # timer is the first transmitter's; another's may be due but still waiting).
         known = at - self._judgement_wait_ms
-        self._visits(rule.advance(vessel, mmsi, known, track.lineages() if track is not None else ()), mmsi, at)
-        store.set_ports(None if vessel.empty else vessel)
-        self._arm_ports(store, meta, vessel)
+        alive = track.lineages() if track is not None else ()
+        self._transmitter_records(rules.advance(vessel, mmsi, known, at, alive))
+        store.set_transmitters(None if vessel.empty else vessel)
+        self._arm_transmitters(store, meta, vessel)
 
-    def _visits(self, visits: list[PortVisit], mmsi: int, as_of: int) -> None:
-        for visit in visits:
-            self.records.append((PORT_VISITS, port_visit_json(visit, mmsi, as_of)))
-            self._count("port_visits_closed" if visit.closed else "port_visits_open", 1)
+    def _transmitter_records(self, records: list[Record]) -> None:
+        for output, line, is_open in records:
+            self.records.append((output, line))
+            self._count(f"{output}_{'open' if is_open else 'closed'}", 1)
 
     def _keep_track(self, store: VesselStore, track: VesselTracks, meta: VesselMeta, moved_to: int) -> None:
         """Store the tracks (none once they hold nothing) and arm the timer their next step needs."""
@@ -600,16 +614,16 @@ class VesselLogic:
             if final:
                 meta.ports_at = TIME_UNKNOWN
             else:
-                self._port_gaps(store, meta, ts, mmsi)
+                self._transmitters_step(store, meta, ts, mmsi)
             store.set_meta(meta)
         if meta is not None and meta.cleanup_at == ts:
-            gaps, ports = store.gaps(), store.ports()
+            gaps, transmitters = store.gaps(), store.transmitters()
             kept_until = TIME_UNKNOWN if gaps is None or gaps.last is None else gaps.last.ts + self.gap_ttl_ms
-            if ports is not None and self.port_visits is not None and not ports.empty:
-                newest = max(v.last_ts for v in ports.by_lineage.values())
-                kept_until = max(kept_until, newest + self.port_visits.rules.ttl_ms)
+            rules = self.transmitter_rules
+            if transmitters is not None and rules is not None and not transmitters.empty:
+                kept_until = max(kept_until, transmitters.newest + rules.ttl_ms)
             if meta.max_ts + self.retention_ms <= ts and kept_until > ts:
-                # Silent past the retention: only what its return's gap and port visits need.
+                # Silent past the retention: only what its return's gap and transmitters need.
                 store.clear_but_gaps()
                 meta.gap_watch = 1
                 meta.cleanup_at = self.spec.timer_at_or_after(kept_until)
@@ -645,13 +659,20 @@ def exact_copies(config: PipelineConfig) -> ExactCopies:
     )
 
 
-def port_visits(config: PipelineConfig) -> PortVisits | None:
-    """The port visits' rule of a run's flags (None: off), its anchorage list read once."""
-    ports = config.port_visits
-    if ports is None:
+def transmitter_rules(config: PipelineConfig) -> TransmitterRules | None:
+    """The rules per transmitter of a run's flags (None: port visits and loitering both off),
+    the anchorage list read once; the distance from shore is built on the first slow hour."""
+    ports, loitering = config.port_visits, config.loitering
+    if ports is None and loitering is None:
         return None
     rules = config.track_rules
-    return PortVisits(load_anchorages(ports.anchorages), ports.rules, rules.max_knots, rules.noise_m)
+    return TransmitterRules(
+        None if ports is None else PortVisits(load_anchorages(ports.anchorages), ports.rules),
+        None if loitering is None else Loitering(loitering, shore.distance_to_shore_nm),
+        config.gap_ttl_ms,
+        rules.max_knots,
+        rules.noise_m,
+    )
 
 
 def vessel_logic(config: PipelineConfig) -> VesselLogic:
@@ -669,7 +690,7 @@ def vessel_logic(config: PipelineConfig) -> VesselLogic:
         rules.noise_m,
         config.gap_rules,
         config.gap_ttl_ms,
-        port_visits(config),
+        transmitter_rules(config),
     )
 
 
@@ -681,7 +702,7 @@ class DictVesselStore:
         self._static: dict[str, tuple[str, int]] = {}
         self._track: VesselTracks | None = None
         self._gaps: VesselGaps | None = None
-        self._ports: VesselTransmitters | None = None
+        self._transmitters: VesselTransmitters | None = None
         self.timers: set[int] = set()
 
     def meta(self) -> VesselMeta | None:
@@ -708,18 +729,18 @@ class DictVesselStore:
     def set_gaps(self, gaps: VesselGaps | None) -> None:
         self._gaps = gaps
 
-    def ports(self) -> VesselTransmitters | None:
-        return self._ports
+    def transmitters(self) -> VesselTransmitters | None:
+        return self._transmitters
 
-    def set_ports(self, ports: VesselTransmitters | None) -> None:
-        self._ports = ports
+    def set_transmitters(self, transmitters: VesselTransmitters | None) -> None:
+        self._transmitters = transmitters
 
     def clear(self) -> None:
         self._meta = None
         self._static.clear()
         self._track = None
         self._gaps = None
-        self._ports = None
+        self._transmitters = None
 
     def clear_but_gaps(self) -> None:
         self._static.clear()

@@ -33,11 +33,14 @@ a small function or class that the job's operators run the same way.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from statistics import mean, median
+
+from ais_pipeline.rules.outputs import iso_ms, record_id
 
 EARTH_RADIUS_KM = 6371.0
 KM_PER_DEGREE = 2 * math.pi * EARTH_RADIUS_KM / 360
@@ -372,3 +375,65 @@ def merge(raws: Iterable[RawEncounter], rules: EncounterRules = EncounterRules()
         if group:
             out.append(merged(pair, group))
     return out
+
+
+ENCOUNTERS = "encounters"  # the output
+KM_PER_NM = 1.852
+
+
+def published(encounter: Encounter, rules: EncounterRules, port_km: float | None, shore_nm: float) -> bool:
+    """GFW's published encounters: long enough, slow enough, away from ports (``port_km`` the
+    mean place's distance to the nearest anchorage, None when none is within reach) and at sea
+    (``shore_nm`` above 0)."""
+    far_from_port = port_km is None or port_km >= rules.min_port_km
+    return (
+        encounter.minutes >= rules.min_minutes
+        and encounter.median_speed_kn < rules.max_speed_kn
+        and far_from_port
+        and shore_nm > 0
+    )
+
+
+def encounter_id(encounter: Encounter) -> str:
+    """An encounter's id: its pair (in name order) and the time it began (the same in every run)."""
+    return record_id(ENCOUNTERS, encounter.track_1, encounter.track_2, encounter.start)
+
+
+def encounter_json(
+    encounter: Encounter,
+    mmsis: tuple[int, int],
+    ship_types: tuple[str, str],
+    port_km: float | None,
+    shore_nm: float,
+    is_open: bool,
+    as_of: int,
+    rules: EncounterRules,
+) -> str:
+    """An encounter's record: the same ``id`` from the time it is first written (published) to its
+    close; both vessels (the first the lesser track name) with their ship types and point counts,
+    start and end (end null while open), mean place, median distance and speed, distance from
+    shore and from the nearest port, whether GFW would publish it now, and ``as_of``."""
+    return json.dumps(
+        {
+            "id": encounter_id(encounter),
+            "mmsi_1": mmsis[0],
+            "mmsi_2": mmsis[1],
+            "ship_type_1": ship_types[0],
+            "ship_type_2": ship_types[1],
+            "lat": round(encounter.mean_lat, 6),
+            "lon": round(encounter.mean_lon, 6),
+            "start_time": iso_ms(encounter.start),
+            "end_time": None if is_open else iso_ms(encounter.end),
+            "hours": round(encounter.minutes / 60, 3),
+            "median_distance_km": round(encounter.median_distance_km, 4),
+            "median_speed_kn": round(encounter.median_speed_kn, 3),
+            "points_1": encounter.points_1,
+            "points_2": encounter.points_2,
+            "shore_nm": round(shore_nm, 1),
+            "port_km": None if port_km is None else round(port_km, 1),
+            "published": published(encounter, rules, port_km, shore_nm),
+            "open": is_open,
+            "as_of": iso_ms(as_of),
+        },
+        separators=(",", ":"),
+    )

@@ -29,12 +29,18 @@ not slow, or at the track's end.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ais_pipeline.rules.encounters import haversine_km
+from ais_pipeline.rules.outputs import iso_ms, record_id
 
 HOUR_MS = 3_600_000
 METERS_PER_NM = 1852
+LOITERING = "loitering"  # the output
 
 ShoreNm = Callable[[float, float], float]  # a place's distance from shore, in nautical miles
 
@@ -44,18 +50,39 @@ class LoiteringRules:
     slow_kn: float = 2.0  # pipe-loitering's --slow-threshold
     min_hours: float = 4.0  # GFW's regional reports; Miller et al. 2018 use 8
     min_shore_nm: float = 20.0  # the published events' mean distance from shore
+    # A track silent this long has ended (gpsdio-segment's max_hours, which the tracks' lineages
+    # follow): its last hour is judged and its event closed.
+    end_ms: int = 24 * HOUR_MS
 
 
 @dataclass(frozen=True, slots=True)
 class Ping:
-    """A kept position of a track with what GFW's messages carry: the time (``hours``) and the
-    distance (``meters``) from the track's position before it (None for its first)."""
+    """A kept position of a track with what GFW's messages carry: the time (``ms``, GFW's
+    ``hours`` in milliseconds, so that hours add up exactly) and the distance (``meters``) from
+    the track's position before it (None for its first)."""
 
     ts: int
     lat: float
     lon: float
-    hours: float | None
+    ms: int | None
     meters: float | None
+
+    @property
+    def hours(self) -> float | None:
+        return None if self.ms is None else self.ms / HOUR_MS
+
+    def to_list(self) -> list[Any]:
+        return [self.ts, self.lat, self.lon, self.ms, self.meters]
+
+    @classmethod
+    def from_list(cls, v: list[Any] | None) -> Ping | None:
+        return None if v is None else cls(*v)
+
+
+def _ping(v: list[Any] | None) -> Ping:
+    p = Ping.from_list(v)
+    assert p is not None
+    return p
 
 
 @dataclass(slots=True)
@@ -65,7 +92,7 @@ class Tally:
     the first's, a slow hour being small)."""
 
     n: int = 0
-    hours: float = 0.0
+    ms: int = 0  # of the positions that hold time
     timed: bool = False
     meters: float = 0.0
     metered: bool = False
@@ -79,8 +106,8 @@ class Tally:
 
     def add(self, ping: Ping) -> None:
         self.n += 1
-        if ping.hours:
-            self.hours += ping.hours
+        if ping.ms:
+            self.ms += ping.ms
             self.timed = True
         if ping.meters is not None:
             self.meters += ping.meters
@@ -92,20 +119,31 @@ class Tally:
             self.ref_lon = ping.lon
         dlon = (ping.lon - self.ref_lon + 180) % 360 - 180
         self.dlon_sum += dlon
-        if ping.hours:
-            self.wlat += ping.lat * ping.hours
-            self.wdlon += dlon * ping.hours
+        if ping.ms:
+            self.wlat += ping.lat * ping.ms
+            self.wdlon += dlon * ping.ms
+
+    @property
+    def hours(self) -> float:
+        return self.ms / HOUR_MS
 
     @property
     def speed_kn(self) -> float | None:
         """GFW's mean implied speed: the distance over the time, when both are there."""
-        if self.timed and self.hours and self.metered:
+        if self.timed and self.ms and self.metered:
             return self.meters / self.hours / METERS_PER_NM
         return None
 
+    def to_list(self) -> list[Any]:
+        return [getattr(self, f.name) for f in fields(self)]
+
+    @classmethod
+    def from_list(cls, v: list[Any]) -> Tally:
+        return cls(*v)
+
     def weighted_place(self) -> tuple[float, float]:
-        assert self.ref_lon is not None and self.hours
-        return self.wlat / self.hours, _wrap(self.ref_lon + self.wdlon / self.hours)
+        assert self.ref_lon is not None and self.ms
+        return self.wlat / self.ms, _wrap(self.ref_lon + self.wdlon / self.ms)
 
     def mean_place(self) -> tuple[float, float]:
         assert self.ref_lon is not None and self.n
@@ -131,6 +169,18 @@ class LoiteringEvent:
     cos_sum: float = 0.0
     sin_sum: float = 0.0
     closed: bool = False
+    emitted: bool = False  # written once: every change is written after, to its close
+    category: str = "unknown"  # the ship type category of its transmitter's latest position
+
+    def to_list(self) -> list[Any]:
+        return [self.start.to_list(), self.end.to_list(), self.rest.to_list(), self.shore_weighted,
+                self.shore_hours, self.shore_sum, self.lat_sum, self.cos_sum, self.sin_sum, self.emitted,
+                self.category]  # fmt: skip
+
+    @classmethod
+    def from_list(cls, v: list[Any]) -> LoiteringEvent:
+        start, end, rest, sw, sh, ss, lat, cos, sin, emitted, category = v
+        return cls(_ping(start), _ping(end), Tally.from_list(rest), sw, sh, ss, lat, cos, sin, False, emitted, category)
 
     @classmethod
     def first(cls, ping: Ping, shore_nm: ShoreNm) -> LoiteringEvent:
@@ -148,12 +198,12 @@ class LoiteringEvent:
         rest = self.rest
         rest.n += hour.n
         if hour.timed:
-            rest.hours += hour.hours
+            rest.ms += hour.ms
             rest.timed = True
         if hour.metered:
             rest.meters += hour.meters
             rest.metered = True
-        if hour.timed and hour.hours:
+        if hour.timed and hour.ms:
             lat, lon = hour.weighted_place()
             self.shore_weighted += shore_nm(lat, lon) * hour.hours
             self.shore_hours += hour.hours
@@ -198,13 +248,16 @@ class LoiteringEvent:
         """Long enough and far enough from shore to be an event GFW publishes."""
         return (self.loitering_hours or 0.0) >= rules.min_hours and self.shore_nm >= rules.min_shore_nm
 
+    @property
+    def hours_span(self) -> float:
+        return (self.end.ts - self.start.ts) / HOUR_MS
+
 
 @dataclass(slots=True)
 class LoiteringTrack:
-    """One track's hour and its loitering event, as its positions come in time order."""
+    """One track's hour and its loitering event, as its positions come in time order (the
+    rules and the distance from shore are the caller's, so that the state is data alone)."""
 
-    shore_nm: ShoreNm
-    rules: LoiteringRules = LoiteringRules()
     hour: int | None = None  # the clock hour of the positions added up in ``tally``
     tally: Tally = field(default_factory=Tally)
     first: Ping | None = None  # the hour's first position, and its last
@@ -212,12 +265,35 @@ class LoiteringTrack:
     before: Ping | None = None  # the last position of the hour before it
     event: LoiteringEvent | None = None
 
-    def add(self, ping: Ping) -> list[LoiteringEvent]:
+    def to_list(self) -> list[Any]:
+        """The state, compact."""
+        return [self.hour, self.tally.to_list(), None if self.first is None else self.first.to_list(),
+                None if self.last is None else self.last.to_list(),
+                None if self.before is None else self.before.to_list(),
+                None if self.event is None else self.event.to_list()]  # fmt: skip
+
+    @classmethod
+    def from_list(cls, v: list[Any]) -> LoiteringTrack:
+        hour, tally, first, last, before, event = v
+        return cls(
+            hour, Tally.from_list(tally), Ping.from_list(first), Ping.from_list(last), Ping.from_list(before),
+            None if event is None else LoiteringEvent.from_list(event),
+        )  # fmt: skip
+
+    def end_due(self, rules: LoiteringRules) -> int | None:
+        """When the track ends if no position comes (None: nothing held to judge or close)."""
+        if self.last is None and self.event is None:
+            return None
+        last = self.last or self.before
+        assert last is not None
+        return last.ts + rules.end_ms
+
+    def add(self, ping: Ping, rules: LoiteringRules, shore_nm: ShoreNm) -> list[LoiteringEvent]:
         """A track's next position: the event its hour before ends or extends, if any."""
         hour = ping.ts // HOUR_MS
         out: list[LoiteringEvent] = []
         if self.hour is not None and hour != self.hour:
-            out = self._judge()
+            out = self._judge(rules, shore_nm)
         if self.first is None:
             self.first = ping
         self.hour = hour
@@ -225,33 +301,35 @@ class LoiteringTrack:
         self.tally.add(ping)
         return out
 
-    def finish(self) -> list[LoiteringEvent]:
-        """The track's end: its last hour judged, and its event closed."""
-        out = self._judge() if self.hour is not None else []
+    def finish(self, rules: LoiteringRules, shore_nm: ShoreNm) -> list[LoiteringEvent]:
+        """The track's end: its last hour judged, and its event closed; the next position
+        begins a track afresh."""
+        out = self._judge(rules, shore_nm) if self.hour is not None else []
+        self.before = None
         event, self.event = self.event, None
         if event is not None:
             event.closed = True
             out = [e for e in out if e is not event] + ([event] if event.count > 1 else [])
         return out
 
-    def _judge(self) -> list[LoiteringEvent]:
+    def _judge(self, rules: LoiteringRules, shore_nm: ShoreNm) -> list[LoiteringEvent]:
         tally, first, last = self.tally, self.first, self.last
         assert first is not None and last is not None
         self.tally, self.first, self.last, self.hour = Tally(), None, None, None
         speed = tally.speed_kn
-        slow = speed is not None and speed < self.rules.slow_kn
+        slow = speed is not None and speed < rules.slow_kn
         before, self.before = self.before, last
         event = self.event
         if slow:
             if event is None:
                 if before is not None:
-                    event = LoiteringEvent.first(before, self.shore_nm)
+                    event = LoiteringEvent.first(before, shore_nm)
                 else:  # the track's first hour: its first position begins the event
-                    event = LoiteringEvent.first(first, self.shore_nm)
+                    event = LoiteringEvent.first(first, shore_nm)
                     tally = _without_first(tally, first)
                 self.event = event
             if tally.n:
-                event.add(tally, last, self.shore_nm)
+                event.add(tally, last, shore_nm)
             return [event] if event.count > 1 else []
         if event is not None:
             event.closed = True
@@ -263,8 +341,8 @@ class LoiteringTrack:
 def _without_first(tally: Tally, first: Ping) -> Tally:
     """An hour's tally less its first position (the track's first, which has no time or
     distance before it: only its place and count are taken out)."""
-    assert not first.hours and first.meters is None
-    out = Tally(tally.n - 1, tally.hours, tally.timed, tally.meters, tally.metered)
+    assert not first.ms and first.meters is None
+    out = Tally(tally.n - 1, tally.ms, tally.timed, tally.meters, tally.metered)
     out.lat_sum = tally.lat_sum - first.lat
     out.cos_sum = tally.cos_sum - math.cos(math.radians(first.lon))
     out.sin_sum = tally.sin_sum - math.sin(math.radians(first.lon))
@@ -272,3 +350,92 @@ def _without_first(tally: Tally, first: Ping) -> Tally:
     out.dlon_sum = tally.dlon_sum  # the first's relative longitude is 0
     out.wlat, out.wdlon = tally.wlat, tally.wdlon
     return out
+
+
+def loitering_id(mmsi: int, event: LoiteringEvent) -> str:
+    """An event's id: its MMSI and the time it began (the same in every run)."""
+    return record_id(LOITERING, mmsi, event.start.ts)
+
+
+def loitering_json(event: LoiteringEvent, mmsi: int, as_of: int, rules: LoiteringRules) -> str:
+    """A loitering event's record: the same ``id`` from the time it is first written (its hours
+    reach the minimum far enough from shore) to its close; its mean place (``lat``, ``lon``),
+    start and end (end null while open), hours (GFW's: of its positions after the first), mean
+    speed and distance from shore, distance covered, where it began and ended, whether it is an
+    event GFW publishes now, and ``as_of``, the event time it was written at."""
+    speed = event.avg_speed_kn
+    return json.dumps(
+        {
+            "id": loitering_id(mmsi, event),
+            "mmsi": mmsi,
+            "ship_type": event.category,
+            "lat": round(event.mean_lat, 6),
+            "lon": round(event.mean_lon, 6),
+            "start_time": iso_ms(event.start.ts),
+            "end_time": iso_ms(event.end.ts) if event.closed else None,
+            "hours": round(event.loitering_hours or 0.0, 3),
+            "avg_speed_kn": None if speed is None else round(speed, 3),
+            "distance_nm": round(event.distance_nm, 3),
+            "shore_nm": round(event.shore_nm, 1),
+            "start_lat": event.start.lat,
+            "start_lon": event.start.lon,
+            "end_lat": event.end.lat,
+            "end_lon": event.end.lon,
+            "published": event.published(rules),
+            "open": not event.closed,
+            "as_of": iso_ms(as_of),
+        },
+        separators=(",", ":"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Loitering:
+    """The rule on one transmitter's accepted positions, as the job and the plain loop run it:
+    each position a :class:`Ping` (its time and distance from the transmitter's position before),
+    the events it changed written once the event is published, and every change after that."""
+
+    rules: LoiteringRules
+    shore_nm: ShoreNm
+
+    def position(
+        self, track: LoiteringTrack, before: tuple[int, float, float] | None, ts: int, lat: float, lon: float,
+        category: str, mmsi: int,
+    ) -> list[tuple[str, bool]]:  # fmt: skip
+        """A position after ``before`` (the transmitter's last: time, place): its records. After
+        a silence as long as a track's end, the track has ended (if its timer has not said so
+        yet, it ends here) and this position begins the next, with no time or distance."""
+        records: list[tuple[str, bool]] = []
+        if before is not None and ts - before[0] >= self.rules.end_ms:
+            records = self._records(track.finish(self.rules, self.shore_nm), mmsi, ts)
+            before = None
+        if before is None:
+            track.before = None
+            ping = Ping(ts, lat, lon, None, None)
+        else:
+            b_ts, b_lat, b_lon = before
+            km = haversine_km(b_lat, b_lon, lat, lon)
+            ping = Ping(ts, lat, lon, ts - b_ts, km * 1000)
+        events = track.add(ping, self.rules, self.shore_nm)
+        if track.event is not None:
+            track.event.category = category
+        return records + self._records(events, mmsi, ts)
+
+    def due(self, track: LoiteringTrack) -> int | None:
+        return track.end_due(self.rules)
+
+    def end(self, track: LoiteringTrack, watermark: int, mmsi: int, as_of: int) -> list[tuple[str, bool]]:
+        """The track's end, if the watermark has passed it: its records, written at ``as_of``."""
+        due = track.end_due(self.rules)
+        if due is None or due > watermark:
+            return []
+        return self._records(track.finish(self.rules, self.shore_nm), mmsi, as_of)
+
+    def _records(self, events: list[LoiteringEvent], mmsi: int, as_of: int) -> list[tuple[str, bool]]:
+        """The events' records (with whether each is open): of those published now or before."""
+        out = []
+        for event in events:
+            if event.emitted or event.published(self.rules):
+                event.emitted = True
+                out.append((loitering_json(event, mmsi, as_of, self.rules), not event.closed))
+        return out

@@ -19,7 +19,9 @@ from ais_pipeline.rules.records import Report
 from ais_pipeline.rules.tracks import Conflict
 from ais_pipeline.rules.windows import Aggregate
 
-OUTPUTS = ("positions", "static", "aggregates", "late", "dead_letter", "bad_fixes", "gaps", "port_visits")
+OUTPUTS = (
+    "positions", "static", "aggregates", "late", "dead_letter", "bad_fixes", "gaps", "port_visits", "loitering",
+)  # fmt: skip
 
 # Summary figures, in the order summary.json lists them. Each input line lands in exactly one of
 # the line buckets; see ``accounted_lines``.

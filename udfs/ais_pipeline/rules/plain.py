@@ -53,6 +53,7 @@ class PlainResult:
     bad_fixes: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
     port_visits: list[str] = field(default_factory=list)
+    loitering: list[str] = field(default_factory=list)
     tallies: Counter[str] = field(default_factory=Counter)
 
     @property

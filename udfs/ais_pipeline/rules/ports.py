@@ -29,16 +29,10 @@ kept positions in event time.
 Positions are taken in event time order; one older than the transmitter's last is left out of
 the rule.
 
-**Transmitters** (:class:`PortVisits`, :class:`VesselTransmitters`): the rule runs once per
-transmitter of an MMSI, as the tracks tell them apart: each accepted fix carries its lineage
-(:attr:`ais_pipeline.rules.tracks.Fix.lineage`), which follows one transmitter across silences of
-up to a day. A fix of a lineage the rule has not seen takes over the state of a transmitter of
-the same MMSI that no lineage follows any more, the one it could have reached (the tracks' speed
-rule) with the best lineage score, near and recent: a vessel heard again in port after two days'
-silence ends its port gap, rather than arriving. Each transmitter has visits of its own. An MMSI
-keeps at most :data:`MAX_TRANSMITTERS` of them; one no lineage follows is forgotten
-:attr:`PortRules.ttl_ms` after its last position (its open visit stays open, its last event the
-gap's begin).
+**Transmitters**: the rule runs once per transmitter of an MMSI, as the tracks tell them apart
+(:mod:`ais_pipeline.rules.transmitters`, which also says how a transmitter is followed across
+silences): each has a :class:`VesselPorts` and visits of its own. One forgotten keeps its open
+visit open, its last event the gap's begin.
 """
 
 from __future__ import annotations
@@ -48,12 +42,11 @@ import json
 import math
 import zlib
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ais_pipeline.rules.outputs import iso_ms, record_id
-from ais_pipeline.rules.tracks import MAX_KNOTS, NOISE_M, distance_nm, lineage_score
 from ais_pipeline.rules.tracks import Fix as TrackFix
 
 EARTH_RADIUS_KM = 6371.0
@@ -65,7 +58,6 @@ PORT_GAP_BEGIN, PORT_GAP_END = "PORT_GAP_BEGIN", "PORT_GAP_END"
 EVENT_ORDER = (PORT_ENTRY, PORT_GAP_BEGIN, PORT_GAP_END, PORT_STOP_BEGIN, PORT_STOP_END, PORT_EXIT)
 MAX_EVENTS = 200  # GFW's ``MAX_EMITTED_EVENTS``
 CELL_DEG = 0.1  # the anchorage index's grid
-MAX_TRANSMITTERS = 8  # port states kept per MMSI (see the module's docstring)
 
 
 @dataclass(frozen=True)
@@ -398,85 +390,34 @@ def visit_id(mmsi: int, event: PortEvent) -> str:
     return record_id("port_visits", mmsi, event.ts, event.anchorage.anchorage_id)
 
 
-@dataclass
-class VesselTransmitters:
-    """One MMSI's transmitters for the rule: their states by lineage."""
+def ports_to_list(v: VesselPorts) -> list[Any]:
+    """A transmitter's port state, compact: its place in the rule, last position, anchorage, gap,
+    and open visit (its events' anchorages once each, the events by index)."""
+    anchorages: list[Anchorage] = []
+    ref = functools.partial(_anchorage_ref, anchorages, {})
+    visit = None
+    if v.visit is not None:
+        vis = v.visit
+        events = [[EVENT_ORDER.index(e.kind), e.ts, e.lat, e.lon, ref(e.anchorage)] for e in vis.events]
+        visit = [vis.visit_id, vis.category, sorted(EVENT_ORDER.index(k) for k in vis.kinds), events]
+    at = ref(v.anchorage)
+    rows = [[a.anchorage_id, a.lat, a.lon, a.label, a.sublabel, a.iso3] for a in anchorages]
+    return [v.state, v.last_ts, v.last_lat, v.last_lon, at, v.gap_open, rows, visit]
 
-    by_lineage: dict[int, VesselPorts] = field(default_factory=dict)
 
-    def take(
-        self, lineage: int, ts: int, lat: float, lon: float, alive: Collection[int], max_knots: float, noise_nm: float
-    ) -> VesselPorts:
-        """The state of a fix's transmitter: its lineage's, or the state of a transmitter no
-        lineage follows any more (``alive``: the lineages the tracks follow) that the fix could
-        have reached, the best by lineage score, or a new one."""
-        found = self.by_lineage.get(lineage)
-        if found is not None:
-            return found
-        here = TrackFix(ts, lat, lon, "", "")
-        best: tuple[float, int] | None = None
-        for key, v in self.by_lineage.items():
-            if key in alive or v.state is None or v.last_ts > ts:
-                continue
-            last = TrackFix(v.last_ts, v.last_lat, v.last_lon, "", "")
-            d = distance_nm(last, here)
-            if max_knots > 0 and d > max_knots * (ts - v.last_ts) / 3_600_000 + noise_nm:
-                continue
-            score = lineage_score(d, (ts - v.last_ts) / 3_600_000)
-            if best is None or score > best[0]:
-                best = (score, key)
-        found = VesselPorts() if best is None else self.by_lineage.pop(best[1])
-        self.by_lineage[lineage] = found
-        if len(self.by_lineage) > MAX_TRANSMITTERS:  # the one heard longest ago, not followed if any
-            drop = min((k for k in self.by_lineage if k != lineage),
-                       key=lambda k: (k in alive, self.by_lineage[k].last_ts))  # fmt: skip
-            del self.by_lineage[drop]
-        return found
-
-    def forget(self, watermark: int, alive: Collection[int], ttl_ms: int) -> None:
-        """Drop the states no lineage follows whose last position is ``ttl_ms`` behind."""
-        gone = [k for k, v in self.by_lineage.items() if k not in alive and v.last_ts + ttl_ms < watermark]
-        for k in gone:
-            del self.by_lineage[k]
-
-    @property
-    def empty(self) -> bool:
-        return not self.by_lineage
-
-    # -- state -------------------------------------------------------------------------------
-    def to_list(self) -> list[Any]:
-        """The state, compact: per transmitter its lineage, place in the rule, last position, gap,
-        anchorage, and open visit (its events' anchorages once each, the events by index)."""
-        out: list[Any] = []
-        for lineage, v in self.by_lineage.items():
-            anchorages: list[Anchorage] = []
-            ref = functools.partial(_anchorage_ref, anchorages, {})
-            visit = None
-            if v.visit is not None:
-                vis = v.visit
-                events = [[EVENT_ORDER.index(e.kind), e.ts, e.lat, e.lon, ref(e.anchorage)] for e in vis.events]
-                visit = [vis.visit_id, vis.category, sorted(EVENT_ORDER.index(k) for k in vis.kinds), events]
-            at = ref(v.anchorage)
-            rows = [[a.anchorage_id, a.lat, a.lon, a.label, a.sublabel, a.iso3] for a in anchorages]
-            out.append([lineage, v.state, v.last_ts, v.last_lat, v.last_lon, at, v.gap_open, rows, visit])
-        return out
-
-    @classmethod
-    def from_list(cls, rows: list[Any]) -> VesselTransmitters:
-        vessel = cls()
-        for lineage, state, last_ts, lat, lon, at, gap_open, places, visit_row in rows:
-            anchorages = [Anchorage(*p) for p in places]
-            v = VesselPorts(state, last_ts, lat, lon, anchorages[at] if at >= 0 else None, gap_open)
-            if visit_row is not None:
-                vid, category, kinds, events = visit_row
-                v.visit = PortVisit(
-                    vid,
-                    [PortEvent(EVENT_ORDER[k], ts, la, lo, anchorages[a]) for k, ts, la, lo, a in events],
-                    category=category,
-                    kinds={EVENT_ORDER[k] for k in kinds},
-                )
-            vessel.by_lineage[lineage] = v
-        return vessel
+def ports_from_list(row: list[Any]) -> VesselPorts:
+    state, last_ts, lat, lon, at, gap_open, places, visit_row = row
+    anchorages = [Anchorage(*p) for p in places]
+    v = VesselPorts(state, last_ts, lat, lon, anchorages[at] if at >= 0 else None, gap_open)
+    if visit_row is not None:
+        vid, category, kinds, events = visit_row
+        v.visit = PortVisit(
+            vid,
+            [PortEvent(EVENT_ORDER[k], ts, la, lo, anchorages[a]) for k, ts, la, lo, a in events],
+            category=category,
+            kinds={EVENT_ORDER[k] for k in kinds},
+        )
+    return v
 
 
 def _anchorage_ref(anchorages: list[Anchorage], index: dict[Anchorage, int], a: Anchorage | None) -> int:
@@ -490,50 +431,31 @@ def _anchorage_ref(anchorages: list[Anchorage], index: dict[Anchorage, int], a: 
 
 
 class PortVisits:
-    """The rule for a vessel's accepted positions: events per transmitter, into visits. Each
-    call returns the visits its events changed (open, or closed by an exit), each to be written
-    again under its id."""
+    """The rule for one transmitter's accepted positions: its events, into visits. Each call
+    returns the records of the visits its events changed (open, or closed by an exit), each
+    written again under its id, with whether it is open."""
 
-    def __init__(
-        self,
-        anchorages: Anchorages,
-        rules: PortRules = PortRules(),
-        max_knots: float = MAX_KNOTS,
-        noise_m: float = NOISE_M,
-    ) -> None:
+    def __init__(self, anchorages: Anchorages, rules: PortRules = PortRules()) -> None:
         self.events = PortEvents(anchorages, rules)
         self.rules = rules
-        self.max_knots = max_knots
-        self.noise_nm = noise_m / 1852
 
-    def position(
-        self,
-        vessel: VesselTransmitters,
-        mmsi: int,
-        fix: TrackFix,
-        alive: Collection[int],
-    ) -> list[PortVisit]:
-        """An accepted fix (its lineage, time, place, speed and category) to its transmitter."""
-        v = vessel.take(fix.lineage, fix.ts, fix.lat, fix.lon, alive, self.max_knots, self.noise_nm)
+    def position(self, v: VesselPorts, mmsi: int, fix: TrackFix) -> list[tuple[str, bool]]:
+        """An accepted fix (its time, place, speed and category) to its transmitter."""
         sog = fix.sog_sum / 1000 if fix.sog_n else None
         changed = self._visits(v, mmsi, self.events.position(v, fix.ts, fix.lat, fix.lon, sog))
         for visit in [*changed, v.visit]:
             if visit is not None:
                 visit.category = fix.category
-        return changed
+        return [(port_visit_json(visit, mmsi, fix.ts), not visit.closed) for visit in changed]
 
-    def gap_due(self, vessel: VesselTransmitters) -> int | None:
-        """When the next port gap begins, of all the vessel's transmitters (None: none due)."""
-        dues = [d for d in map(self.events.gap_due, vessel.by_lineage.values()) if d is not None]
-        return min(dues) if dues else None
+    def gap_due(self, v: VesselPorts) -> int | None:
+        """When the transmitter's port gap begins (None: not in port, or begun)."""
+        return self.events.gap_due(v)
 
-    def advance(self, vessel: VesselTransmitters, mmsi: int, watermark: int, alive: Collection[int]) -> list[PortVisit]:
-        """The port gaps the watermark has passed; the transmitters past their TTL forgotten."""
-        changed: list[PortVisit] = []
-        for v in vessel.by_lineage.values():
-            changed += self._visits(v, mmsi, self.events.advance(v, watermark))
-        vessel.forget(watermark, alive, self.rules.ttl_ms)
-        return changed
+    def advance(self, v: VesselPorts, mmsi: int, watermark: int, as_of: int) -> list[tuple[str, bool]]:
+        """The transmitter's port gap, if the watermark has passed its begin: its records."""
+        changed = self._visits(v, mmsi, self.events.advance(v, watermark))
+        return [(port_visit_json(visit, mmsi, as_of), not visit.closed) for visit in changed]
 
     def _visits(self, v: VesselPorts, mmsi: int, events: list[PortEvent]) -> list[PortVisit]:
         """The events into the transmitter's visits: each to its open visit, or to a new one (an

@@ -14,7 +14,8 @@ hours|vessels|reports]`` reads the outputs of a file run (``--output DIR``) and 
 - ``duplicates.png``: per minute of event time (one bar from each minute's start, ticks on minute
   boundaries), position reports kept against those dropped as exact duplicates, near duplicates
   and late for dedup, the reports kept but late for the tumbling window, and the duplicate ratio;
-- ``index.html``: both pictures and the run summary as a table.
+- ``index.html``: the pictures, and as tables the longest gaps, the busiest ports, the longest
+  loitering and the run summary; the map marks the gaps, ports and loitering too.
 
 No map tiles: everything is drawn from the outputs and packaged data, offline.
 """
@@ -160,11 +161,12 @@ def draw_density(
     bad: Sequence[tuple[float, float]] = (),
     gaps: Sequence[tuple[float, float, bool]] = (),
     ports: Sequence[tuple[float, float, str]] = (),
+    loitering: Sequence[tuple[float, float]] = (),
 ) -> Any:
     """The map, with the run's bad fixes (lat, lon) as red crosses, its gaps' starts (lat, lon,
-    suspected) as triangles (suspected ones filled) and its ports of call (lat, lon, label) as
-    labelled squares where they fall inside it; returns its axes' colour bar (for tests of the
-    scale)."""
+    suspected) as triangles (suspected ones filled), its ports of call (lat, lon, label) as
+    labelled squares and its loitering events' places (lat, lon) as diamonds where they fall
+    inside it; returns its axes' colour bar (for tests of the scale)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -211,6 +213,11 @@ def draw_density(
                    facecolors="white", edgecolors="black", lw=0.8, label=f"ports of call ({len(called)})")  # fmt: skip
         for lat, lon, label in called[:PORTS_LABELLED]:  # the busiest (more would overlap)
             ax.annotate(label, (lon, lat), xytext=(4, 4), textcoords="offset points", fontsize=7)
+        legend = True
+    idle = [(lat, lon) for lat, lon in loitering if x0 <= lon <= x1 and y0 <= lat <= y1]
+    if idle:
+        ax.scatter([lon for _, lon in idle], [lat for lat, _ in idle], marker="D", s=26, facecolors="#f59f00",
+                   edgecolors="black", lw=0.6, label=f"loitering ({len(idle)}): where it was")  # fmt: skip
         legend = True
     if legend:
         ax.legend(loc="lower left", fontsize=8)
@@ -476,12 +483,49 @@ def ports_table(ports: Sequence[dict[str, Any]]) -> str:
     return f'<table id="ports">\n{head}\n' + "\n".join(rows) + "\n</table>" + more
 
 
+LOITERING_SHOWN = 20
+
+
+def loitering_events(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last word on each loitering event (closed over open, else the newest), of those
+    published at their last word, longest first."""
+    last: dict[str, dict[str, Any]] = {}
+    for record in records:
+        kept = last.get(record["id"])
+        if kept is None or (kept["open"] and (not record["open"] or str(record["as_of"]) > str(kept["as_of"]))):
+            last[record["id"]] = record
+    published = [e for e in last.values() if e["published"]]
+    return sorted(published, key=lambda e: (-float(e["hours"]), str(e["start_time"]), int(e["mmsi"])))
+
+
+def loitering_table(events: Sequence[dict[str, Any]]) -> str:
+    """The longest loitering events, a row each."""
+    if not events:
+        return "<p>No vessel loitered long enough, far enough from shore, in this run.</p>"
+    head = (
+        "<tr><th>mmsi</th><th>ship type</th><th>start</th><th>hours</th><th>state</th>"
+        "<th>mean speed (kn)</th><th>from shore (nm)</th><th>where</th></tr>"
+    )
+    rows = []
+    for e in events[:LOITERING_SHOWN]:
+        cells = [
+            e["mmsi"], e["ship_type"], e["start_time"], e["hours"], "open" if e["open"] else "closed",
+            "" if e["avg_speed_kn"] is None else e["avg_speed_kn"], e["shore_nm"], f"{e['lat']}, {e['lon']}",
+        ]  # fmt: skip
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    more = (
+        f"<p>{len(events) - LOITERING_SHOWN} more in the loitering output.</p>" if len(events) > LOITERING_SHOWN else ""
+    )
+    return f'<table id="loitering">\n{head}\n' + "\n".join(rows) + "\n</table>" + more
+
+
 def write_index(
     report: Path,
     summary: dict[str, Any],
     title: str,
     gaps: Sequence[dict[str, Any]] = (),
     ports: Sequence[dict[str, Any]] = (),
+    loitering: Sequence[dict[str, Any]] = (),
 ) -> None:
     page = f"""<!doctype html>
 <html lang="en">
@@ -499,6 +543,8 @@ th,td{{border:1px solid #ccc;padding:.2em .6em;text-align:left}}img{{max-width:1
 {gaps_table(gaps)}
 <h2>Busiest ports (calls: visits with a stop or a gap; dwell in hours, of the calls that ended)</h2>
 {ports_table(ports)}
+<h2>Longest loitering (slow hours in a row, far from shore)</h2>
+{loitering_table(loitering)}
 <h2>Duplicates over time</h2>
 <img src="duplicates.png" alt="reports kept and dropped per minute" width="1000" height="450">
 <h2>Summary</h2>
@@ -520,8 +566,11 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
     aggregates, late = read_records(run_dir / "aggregates"), read_records(run_dir / "late")
     bad = read_records(run_dir / "bad_fixes")
     gaps, visits = read_records(run_dir / "gaps"), read_records(run_dir / "port_visits")
+    loitering = read_records(run_dir / "loitering")
     where = str(run_dir / "aggregates")
-    return draw_report(run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad, gaps, visits)
+    return draw_report(
+        run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad, gaps, visits, loitering
+    )
 
 
 def make_report_from_postgres(
@@ -531,7 +580,7 @@ def make_report_from_postgres(
     aggregates and late records of every run into them, and the summary of the newest file run."""
     from ais_pipeline import postgres
 
-    tables = postgres.read_outputs(target, ("aggregates", "late", "bad_fixes", "gaps", "port_visits"))
+    tables = postgres.read_outputs(target, ("aggregates", "late", "bad_fixes", "gaps", "port_visits", "loitering"))
     summary = postgres.latest_run_summary(target) or {}
     where = f"the table ais_aggregates in {target.shown()}"
     return draw_report(
@@ -546,6 +595,7 @@ def make_report_from_postgres(
         tables["bad_fixes"],
         tables["gaps"],
         tables["port_visits"],
+        tables["loitering"],
     )
 
 
@@ -561,6 +611,7 @@ def draw_report(
     bad_fixes: Sequence[dict[str, Any]] = (),
     gap_records: Sequence[dict[str, Any]] = (),
     visit_records: Sequence[dict[str, Any]] = (),
+    loitering_records: Sequence[dict[str, Any]] = (),
 ) -> Path:
     aggregates, others = one_configuration(aggregates)
     windows = final_aggregates(aggregates, window)
@@ -598,11 +649,13 @@ def draw_report(
     starts = [(float(g["start_lat"]), float(g["start_lon"]), bool(g["suspected_disabling"])) for g in gaps]
     ports = port_calls(visit_records)
     called = [(p["lat"], p["lon"], p["port"]) for p in ports]
-    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png", bad, starts, called)
+    loitering = loitering_events(loitering_records)
+    idle = [(float(e["lat"]), float(e["lon"])) for e in loitering]
+    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png", bad, starts, called, idle)
     draw_types(hours_by_type(tumbling), float(summary.get("late_hours") or 0.0), report / "types.png")
     late = late_per_minute(late_records)
     draw_duplicates(summary.get("per_minute") or {}, late, report / "duplicates.png")
-    write_index(report, summary, title, gaps, ports)
+    write_index(report, summary, title, gaps, ports, loitering)
     return report
 
 

@@ -539,12 +539,22 @@ class TrackRuns:
 def live_encounters(fixes: Iterable[Fix], rules: EncounterRules = EncounterRules()) -> list[Encounter]:
     """The rule as the stream runs it, on fixes in time order: marks to cells, each time judged
     once no mark of it can still come (the resampling's gap after it), neighbours to tracks,
-    runs in time order, raw encounters merged per pair. Returns the merged encounters."""
+    runs in time order, each side's raw encounters (and runs long enough so far) to their pair,
+    which closes an encounter once the pair has been apart the merge gap. Returns the closed
+    encounters, in the order they closed."""
     resamplers: dict[str, Resampler] = {}
     cells: dict[tuple[int, int], CellMarks] = defaultdict(CellMarks)
     tracks: dict[str, TrackRuns] = {}
-    raws: list[RawEncounter] = []
+    pairs: dict[tuple[str, str], PairEncounters] = {}
+    closed: list[Encounter] = []
     times: set[int] = set()
+
+    def to_pair(raw: RawEncounter, ended: bool) -> None:
+        key = (min(raw.track_1, raw.track_2), max(raw.track_1, raw.track_2))
+        pair = pairs.setdefault(key, PairEncounters(key))
+        encounter = pair.add(raw, ended, rules)
+        if encounter is not None:
+            closed.append(encounter)
 
     def judge(upto: int) -> None:
         for ts in sorted(t for t in times if t <= upto):
@@ -552,8 +562,15 @@ def live_encounters(fixes: Iterable[Fix], rules: EncounterRules = EncounterRules
             for cell in list(cells.values()):
                 for mark, near in cell.judge(ts, rules):
                     tracks.setdefault(mark.track, TrackRuns(rules, Runs(rules))).add(mark, near)
-        for track in tracks.values():
-            raws.extend(track.judge(upto))
+        for name in sorted(tracks):
+            for raw in tracks[name].judge(upto):
+                to_pair(raw, True)
+            for raw in tracks[name].progress():
+                to_pair(raw, False)
+        for key in sorted(pairs):
+            due = pairs[key].due(rules)
+            if due is not None and due <= upto and (encounter := pairs[key].close()) is not None:
+                closed.append(encounter)
 
     for fix in fixes:
         resampler = resamplers.setdefault(fix.track, Resampler(rules))
@@ -563,6 +580,56 @@ def live_encounters(fixes: Iterable[Fix], rules: EncounterRules = EncounterRules
             times.add(mark.ts)
         judge(fix.ts - rules.max_gap_ms)  # no mark older than this can come now
     judge(2**62)
-    for track in tracks.values():
-        raws.extend(track.runs.finish())
-    return merge(raws, rules)
+    for name in sorted(tracks):
+        for raw in tracks[name].runs.finish():
+            to_pair(raw, True)
+    for key in sorted(pairs):
+        if (encounter := pairs[key].close()) is not None:
+            closed.append(encounter)
+    return closed
+
+
+Where = Callable[[float, float], tuple[float | None, float]]  # a place's (port km or None, shore nm)
+
+
+@dataclass(slots=True)
+class PairEncounters:
+    """One pair's raw encounters (either side's) merged as they come: the ended raws of the
+    encounter going on, and each side's run still going on that is long enough already. The
+    encounter is written once published, and at every change after; it closes once the pair has
+    been apart the merge gap (or their runs ended with their tracks)."""
+
+    pair: tuple[str, str]
+    raws: list[RawEncounter] = field(default_factory=list)
+    going: dict[str, RawEncounter] = field(default_factory=dict)  # by the side's track
+    end: int | None = None  # the latest end of the encounter going on
+    emitted: bool = False
+
+    def current(self) -> Encounter | None:
+        parts = self.raws + list(self.going.values())
+        return merged(self.pair, parts) if parts else None
+
+    def add(self, raw: RawEncounter, ended: bool, rules: EncounterRules) -> Encounter | None:
+        """A side's raw encounter (``ended``) or its run so far; returns the encounter it closed
+        first (one whose end is the merge gap before this one's start), if any."""
+        closed = None
+        if self.end is not None and raw.start - self.end >= rules.merge_hours * 3_600_000:
+            closed = self.close()
+        if ended:
+            self.going.pop(raw.track_1, None)
+            self.raws.append(raw)
+        else:
+            self.going[raw.track_1] = raw
+        self.end = raw.end if self.end is None else max(self.end, raw.end)
+        return closed
+
+    def due(self, rules: EncounterRules) -> int | None:
+        """When the encounter going on closes if nothing more comes (None: none going on)."""
+        if self.end is None or self.going:
+            return None
+        return self.end + round(rules.merge_hours * 3_600_000)
+
+    def close(self) -> Encounter | None:
+        encounter = self.current()
+        self.raws, self.going, self.end = [], {}, None
+        return encounter

@@ -154,3 +154,61 @@ def test_an_encounter_is_published_long_slow_away_from_ports_and_at_sea() -> Non
     closed = json.loads(encounter_json(enc, (244600001, 244600002), ("carrier", "fishing"), 55.0, 100.0, False,
                                        9 * hour, rules))  # fmt: skip
     assert closed["id"] == record["id"] and closed["end_time"] == "1970-01-01T03:00:00.000Z"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if "merged" in c))
+def test_the_stream_form_gives_gfws_merged_encounters(name: str) -> None:
+    from ais_pipeline.rules.encounters import live_encounters
+
+    case = CASES[name]
+    got = [ours(e) for e in live_encounters(sorted(fixes(case), key=lambda f: f.ts), RULES)]
+    assert_same(got, [theirs(e, MERGED_FIELDS) for e in case["merged"]])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_stream_form_equals_the_batch_form_on_gfws_cases(name: str) -> None:
+    from ais_pipeline.rules.encounters import live_encounters
+
+    case = CASES[name]
+    batch = merge(raw_encounters(fixes(case), RULES), RULES)
+    assert sorted(live_encounters(sorted(fixes(case), key=lambda f: f.ts), RULES), key=repr) == sorted(batch, key=repr)
+
+
+def scene(seed: int, lon0: float) -> list[Fix]:
+    """Forty tracks drifting in a box of 0.3 degrees around cell borders (and the antimeridian when
+    ``lon0`` is near it), pairs of them side by side for hours: every 5 to 15 minutes each."""
+    import random
+
+    rng = random.Random(seed)
+    out: list[Fix] = []
+    t0 = 1_700_000_000_000
+    for v in range(40):
+        lat, lon = 10.0 + rng.uniform(-0.15, 0.15), lon0 + rng.uniform(-0.15, 0.15)
+        if v >= 20 and v % 2 == 0:  # a pair's first: on a cell's border (a parallel or a meridian)
+            if v % 4:
+                lat = round(lat, 1) + rng.uniform(-0.001, 0.001)
+            else:
+                lon = round(lon, 1) + rng.uniform(-0.001, 0.001)
+        if v > 20 and v % 2:  # alongside the one before, across the border, a few hundred metres off
+            first = out[-40]
+            lat, lon = 2 * round(first.lat, 1) - first.lat, first.lon + rng.uniform(-0.002, 0.002)
+            if (v - 1) % 4 == 0:
+                lat, lon = first.lat + rng.uniform(-0.002, 0.002), 2 * round(first.lon, 1) - first.lon
+        t = t0 + rng.randrange(600_000)
+        for _ in range(40):
+            out.append(Fix(f"v{v:02d}", t, lat, (lon + 180) % 360 - 180))
+            t += rng.randrange(5, 16) * 60_000
+            lat += rng.uniform(-0.002, 0.002)
+            lon += rng.uniform(-0.002, 0.002)
+    return out
+
+
+@pytest.mark.parametrize(("seed", "lon0"), [(1, 20.05), (2, 179.95), (3, -0.02)])
+def test_the_stream_form_equals_the_batch_form_across_cells_and_the_antimeridian(seed: int, lon0: float) -> None:
+    from ais_pipeline.rules.encounters import live_encounters
+
+    fixes_ = scene(seed, lon0)
+    rules = EncounterRules(min_minutes=30.0, merge_hours=4.0)
+    batch = merge(raw_encounters(fixes_, rules), rules)
+    assert len(batch) >= 5
+    assert sorted(live_encounters(sorted(fixes_, key=lambda f: f.ts), rules), key=repr) == sorted(batch, key=repr)

@@ -208,7 +208,7 @@ def test_the_page_lists_the_longest_gaps_with_their_verdicts_and_the_map_marks_t
     (tmp_path / "summary.json").write_text(json.dumps(dict(result.totals)))
     assert main([str(tmp_path)]) == 0
     page = (tmp_path / "report" / "index.html").read_text()
-    table = page[page.index('<table id="gaps">') :]
+    table = page[page.index('<table id="gaps">') :].split("</table>")[0]
     rows = re.findall(r"<tr><td>(\d+)</td><td>[^<]*</td><td>[^<]*</td><td>([\d.]+)</td><td>([^<]+)</td>", table)
     # One row per gap (its last word), longest first (then by start and MMSI).
     assert rows == [
@@ -236,7 +236,7 @@ def test_the_page_lists_the_busiest_ports_with_their_calls_and_dwell_and_the_map
     (out / "summary.json").write_text(json.dumps(dict(result.totals)))
     assert main([str(out)]) == 0
     page = (out / "report" / "index.html").read_text()
-    table = page[page.index('<table id="ports">') :]
+    table = page[page.index('<table id="ports">') :].split("</table>")[0]
     rows = re.findall(r"<tr><td>(PORT .)</td>" + r"<td>([^<]*)</td>" * 8, table)
     # Port A: five calls (its sixth visit, an entry and an exit alone, is no call), one still in
     # port; its ended calls 0.25, 1.92, 3.25 and 6.92 hours.
@@ -244,3 +244,75 @@ def test_the_page_lists_the_busiest_ports_with_their_calls_and_dwell_and_the_map
         ("PORT A", "", "5", "4", "4", "1", "2.58", "6.92", "unknown 5"),
         ("PORT B", "", "2", "2", "2", "0", "1.54", "1.58", "unknown 2"),
     ]
+
+
+def test_a_months_chart_has_a_bar_a_day_labelled_with_dates_and_no_warning(tmp_path: Path):
+    import warnings
+
+    import matplotlib.dates as mdates
+
+    from ais_pipeline.rules.outputs import iso_ms
+    from ais_pipeline.tools.report import chart_bin, draw_duplicates
+
+    day, minute = 86_400_000, 60_000
+    start = 1_388_534_400_000  # 2014-01-01
+    per_minute = {
+        iso_ms(start + d * day + m * 97 * minute): {"positions_kept": 10, "duplicates_exact": 2, "duplicates_near": 0,
+                                                    "late": 0}
+        for d in range(31) for m in range(5)
+    }  # fmt: skip
+    late = {iso_ms(start + 3 * day + 5 * minute): 4}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's "Locator attempting to generate ... ticks" included
+        ax = draw_duplicates(per_minute, late, tmp_path / "chart.png")
+    assert [chart_bin(n) for n in (60, 360, 361, 14 * 1440, 14 * 1440 + 1)] == [
+        ("minute", 1), ("minute", 1), ("hour", 60), ("hour", 60), ("day", 1440),
+    ]  # fmt: skip
+    bars = [
+        p
+        for p in ax.patches
+        if p.get_height() and p.get_facecolor()[:3] == (0.17254901960784313, 0.6274509803921569, 0.17254901960784313)
+    ]
+    assert len(bars) == 31 and {p.get_height() for p in bars} == {50}  # a day's five minutes in one bar
+    assert {mdates.num2date(p.get_x()).strftime("%H:%M") for p in bars} == {"00:00"}
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert (
+        labels[0].startswith("01-")
+        and len(labels) <= 16
+        and all(len(label) == 5 and label[2] == "-" for label in labels)
+    )
+    assert "per day" in ax.get_title() and "2014-01-01 to 2014-01-31" in ax.get_title()
+
+
+def test_a_days_chart_has_a_bar_an_hour(tmp_path: Path):
+    from ais_pipeline.rules.outputs import iso_ms
+    from ais_pipeline.tools.report import draw_duplicates
+
+    start = 1_388_534_400_000
+    per_minute = {
+        iso_ms(start + m * 7 * 60_000): {"positions_kept": 1, "duplicates_exact": 0, "duplicates_near": 0, "late": 0}
+        for m in range(200)
+    }  # 23 hours
+    ax = draw_duplicates(per_minute, {}, tmp_path / "chart.png")
+    assert "per hour" in ax.get_title() and ax.get_ylabel() == "position reports per hour"
+    assert len([p for p in ax.patches if p.get_height()]) == 24
+
+
+def test_the_page_lists_the_longest_loitering_and_the_map_marks_it(tmp_path: Path):
+    import re
+
+    from ais_pipeline.config import PipelineConfig
+    from ais_pipeline.files import write_outputs
+    from ais_pipeline.rules.plain import run_plain
+    from tests.support.loitering_cases import IDLE, STILL, loitering_case_lines
+
+    out = tmp_path / "run"
+    result = run_plain(PipelineConfig(), loitering_case_lines())
+    write_outputs(result, out)
+    (out / "summary.json").write_text(json.dumps(dict(result.totals)))
+    assert main([str(out)]) == 0
+    page = (out / "report" / "index.html").read_text()
+    table = page[page.index('<table id="loitering">') :].split("</table>")[0]
+    rows = re.findall(r"<tr><td>(\d+)</td><td>[^<]*</td><td>[^<]*</td><td>([\d.]+)</td><td>([^<]+)</td>", table)
+    # Each event by its last word, longest first: the one still going at the end, then the closed one.
+    assert rows == [(str(STILL), "13.0", "open"), (str(IDLE), "10.0", "closed")]

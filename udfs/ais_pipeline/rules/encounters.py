@@ -36,7 +36,7 @@ import itertools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from statistics import mean, median
 
@@ -61,6 +61,9 @@ class EncounterRules:
     max_speed_kn: float = 2.0  # the published events' median speed, under
     min_port_km: float = 10.0  # the published events' distance from the nearest anchorage
     max_neighbours: int = 100  # max_tracked_distances
+    # A track silent this long has ended, and its runs with it (gpsdio-segment's max_hours, which
+    # the tracks' lineages follow): GFW's runs go on across the resampling's gaps, within a day.
+    track_end_ms: int = 24 * 3_600_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,15 +178,19 @@ class MarkIndex:
                 yield from self.cells.get((r, c % self.columns), ())
 
 
-def neighbours(marks: list[Mark], rules: EncounterRules = EncounterRules()) -> dict[str, list[tuple[float, Mark]]]:
-    """Each track's neighbours at one mark (``marks`` all of one time): those within the
-    adjacency distance, nearest first (ties in the order of their tracks' names), at most
-    :attr:`EncounterRules.max_neighbours`."""
+def neighbours(
+    marks: list[Mark], rules: EncounterRules = EncounterRules(), own: Collection[str] | None = None
+) -> dict[str, list[tuple[float, Mark]]]:
+    """Each track's neighbours at one mark (``marks`` all of one time; only the tracks in ``own``
+    when given): those within the adjacency distance, nearest first (ties in the order of their
+    tracks' names), at most :attr:`EncounterRules.max_neighbours`."""
     index = MarkIndex(rules.adjacency_km)
     for m in marks:
         index.add(m)
     out: dict[str, list[tuple[float, Mark]]] = {}
     for m in sorted(marks, key=lambda m: m.track):
+        if own is not None and m.track not in own:
+            continue
         near = []
         for other in index.near(m.lat, m.lon):
             if other.track != m.track:
@@ -437,3 +444,192 @@ def encounter_json(
         },
         separators=(",", ":"),
     )
+
+
+# -- the rule as a stream: cells, tracks and pairs -----------------------------------------------
+# The job finds pairs across subtasks in three keyed steps, each of which this module runs the
+# same way in the plain loop: a mark goes to the cell of a grid it is in (and, as a halo, to each
+# neighbouring cell whose border is within the adjacency distance); a cell gives each of its own
+# marks its neighbours once no mark of that time can still come; each track runs GFW's runs on its
+# marks in time order; each pair merges its raw encounters.
+
+CELL_DEG = 0.1  # the cells that key the adjacency step
+CELL_COLUMNS = 3600  # 360 / CELL_DEG
+
+
+def cell_of(lat: float, lon: float) -> tuple[int, int]:
+    return int((lat + 90) // CELL_DEG), int((lon + 180) // CELL_DEG) % CELL_COLUMNS
+
+
+def cells_of(mark: Mark, rules: EncounterRules = EncounterRules()) -> list[tuple[tuple[int, int], bool]]:
+    """The cells a mark goes to: its own (True), and each neighbouring cell within the adjacency
+    distance of it (False: a halo mark there, a neighbour of that cell's own marks only)."""
+    row, col = cell_of(mark.lat, mark.lon)
+    columns = CELL_COLUMNS
+    reach_lat = rules.adjacency_km / KM_PER_DEGREE * 1.01
+    cos = math.cos(math.radians(min(89.9, abs(mark.lat) + CELL_DEG)))
+    reach_lon = reach_lat / max(cos, 1e-3)
+    south, north = row * CELL_DEG - 90, (row + 1) * CELL_DEG - 90
+    west = col * CELL_DEG - 180
+    east = west + CELL_DEG
+    rows = [0] + ([-1] if mark.lat - south <= reach_lat else []) + ([1] if north - mark.lat <= reach_lat else [])
+    cols = [0] + ([-1] if mark.lon - west <= reach_lon else []) + ([1] if east - mark.lon <= reach_lon else [])
+    out = [((row, col), True)]
+    for dr in rows:
+        for dc in cols:
+            if (dr, dc) != (0, 0):
+                out.append(((row + dr, (col + dc) % columns), False))
+    return out
+
+
+@dataclass(slots=True)
+class CellMarks:
+    """One cell's marks by time, its own and its halo, until their time is judged."""
+
+    by_time: dict[int, list[tuple[Mark, bool]]] = field(default_factory=dict)
+
+    def add(self, mark: Mark, own: bool) -> None:
+        self.by_time.setdefault(mark.ts, []).append((mark, own))
+
+    def judge(self, ts: int, rules: EncounterRules = EncounterRules()) -> list[tuple[Mark, list[tuple[float, Mark]]]]:
+        """The cell's own marks of time ``ts``, each with its neighbours (all marks of that time
+        within the adjacency distance are here, own or halo); the time forgotten."""
+        entries = self.by_time.pop(ts, [])
+        own = {m.track for m, is_own in entries if is_own}
+        near = neighbours([m for m, _ in entries], rules, own)
+        return [(m, near[m.track]) for m, is_own in entries if is_own]
+
+
+@dataclass(slots=True)
+class TrackRuns:
+    """One track's runs as its judged marks come (in any order): taken in time order up to the
+    time the watermark has judged; the runs end when the track has ended (silent a day)."""
+
+    rules: EncounterRules = EncounterRules()
+    runs: Runs = field(default_factory=Runs)
+    pending: dict[int, tuple[Mark, list[tuple[float, Mark]]]] = field(default_factory=dict)
+    last: int | None = None  # the last mark taken
+
+    def add(self, mark: Mark, near: list[tuple[float, Mark]]) -> None:
+        self.pending[mark.ts] = (mark, near)
+
+    def judge(self, upto: int) -> list[RawEncounter]:
+        """The marks up to ``upto`` taken in time order: the raw encounters of the runs they end;
+        all runs end when the track has ended by then."""
+        out: list[RawEncounter] = []
+        for ts in sorted(t for t in self.pending if t <= upto):
+            if self.last is not None and ts - self.last >= self.rules.track_end_ms:
+                out += self.runs.finish()
+            out += self.runs.step(*self.pending.pop(ts))
+            self.last = ts
+        if self.last is not None and upto - self.last >= self.rules.track_end_ms and not self.pending:
+            out += self.runs.finish()
+        return out
+
+    def progress(self) -> list[RawEncounter]:
+        """The runs going on that are raw encounters already (long enough): each so far."""
+        out = []
+        for run in self.runs.open.values():
+            encounter = raw_encounter(run, self.rules)
+            if encounter is not None:
+                out.append(encounter)
+        return out
+
+
+def live_encounters(fixes: Iterable[Fix], rules: EncounterRules = EncounterRules()) -> list[Encounter]:
+    """The rule as the stream runs it, on fixes in time order: marks to cells, each time judged
+    once no mark of it can still come (the resampling's gap after it), neighbours to tracks,
+    runs in time order, each side's raw encounters (and runs long enough so far) to their pair,
+    which closes an encounter once the pair has been apart the merge gap. Returns the closed
+    encounters, in the order they closed."""
+    resamplers: dict[str, Resampler] = {}
+    cells: dict[tuple[int, int], CellMarks] = defaultdict(CellMarks)
+    tracks: dict[str, TrackRuns] = {}
+    pairs: dict[tuple[str, str], PairEncounters] = {}
+    closed: list[Encounter] = []
+    times: set[int] = set()
+
+    def to_pair(raw: RawEncounter, ended: bool) -> None:
+        key = (min(raw.track_1, raw.track_2), max(raw.track_1, raw.track_2))
+        pair = pairs.setdefault(key, PairEncounters(key))
+        encounter = pair.add(raw, ended, rules)
+        if encounter is not None:
+            closed.append(encounter)
+
+    def judge(upto: int) -> None:
+        for ts in sorted(t for t in times if t <= upto):
+            times.discard(ts)
+            for cell in list(cells.values()):
+                for mark, near in cell.judge(ts, rules):
+                    tracks.setdefault(mark.track, TrackRuns(rules, Runs(rules))).add(mark, near)
+        for name in sorted(tracks):
+            for raw in tracks[name].judge(upto):
+                to_pair(raw, True)
+            for raw in tracks[name].progress():
+                to_pair(raw, False)
+        for key in sorted(pairs):
+            due = pairs[key].due(rules)
+            if due is not None and due <= upto and (encounter := pairs[key].close()) is not None:
+                closed.append(encounter)
+
+    for fix in fixes:
+        resampler = resamplers.setdefault(fix.track, Resampler(rules))
+        for mark in resampler.add(fix):
+            for key, own in cells_of(mark, rules):
+                cells[key].add(mark, own)
+            times.add(mark.ts)
+        judge(fix.ts - rules.max_gap_ms)  # no mark older than this can come now
+    judge(2**62)
+    for name in sorted(tracks):
+        for raw in tracks[name].runs.finish():
+            to_pair(raw, True)
+    for key in sorted(pairs):
+        if (encounter := pairs[key].close()) is not None:
+            closed.append(encounter)
+    return closed
+
+
+Where = Callable[[float, float], tuple[float | None, float]]  # a place's (port km or None, shore nm)
+
+
+@dataclass(slots=True)
+class PairEncounters:
+    """One pair's raw encounters (either side's) merged as they come: the ended raws of the
+    encounter going on, and each side's run still going on that is long enough already. The
+    encounter is written once published, and at every change after; it closes once the pair has
+    been apart the merge gap (or their runs ended with their tracks)."""
+
+    pair: tuple[str, str]
+    raws: list[RawEncounter] = field(default_factory=list)
+    going: dict[str, RawEncounter] = field(default_factory=dict)  # by the side's track
+    end: int | None = None  # the latest end of the encounter going on
+    emitted: bool = False
+
+    def current(self) -> Encounter | None:
+        parts = self.raws + list(self.going.values())
+        return merged(self.pair, parts) if parts else None
+
+    def add(self, raw: RawEncounter, ended: bool, rules: EncounterRules) -> Encounter | None:
+        """A side's raw encounter (``ended``) or its run so far; returns the encounter it closed
+        first (one whose end is the merge gap before this one's start), if any."""
+        closed = None
+        if self.end is not None and raw.start - self.end >= rules.merge_hours * 3_600_000:
+            closed = self.close()
+        if ended:
+            self.going.pop(raw.track_1, None)
+            self.raws.append(raw)
+        else:
+            self.going[raw.track_1] = raw
+        self.end = raw.end if self.end is None else max(self.end, raw.end)
+        return closed
+
+    def due(self, rules: EncounterRules) -> int | None:
+        """When the encounter going on closes if nothing more comes (None: none going on)."""
+        if self.end is None or self.going:
+            return None
+        return self.end + round(rules.merge_hours * 3_600_000)
+
+    def close(self) -> Encounter | None:
+        encounter = self.current()
+        self.raws, self.going, self.end = [], {}, None
+        return encounter

@@ -11,9 +11,11 @@ hours|vessels|reports]`` reads the outputs of a file run (``--output DIR``) and 
   reports) unless ``--start`` names its start (with ``--start``, or ``--window sliding``, whose
   windows overlap, hours are that one window's too);
 - ``types.png``: the run's vessel hours per ship type category (final tumbling windows);
-- ``duplicates.png``: per minute of event time (one bar from each minute's start, ticks on minute
-  boundaries), position reports kept against those dropped as exact duplicates, near duplicates
-  and late for dedup, the reports kept but late for the tumbling window, and the duplicate ratio;
+- ``duplicates.png``: per minute of event time (per hour over more than six hours, per day over
+  more than two weeks; one bar from each bin's start, ticks on bin boundaries, dated when the span
+  crosses days), position reports kept against those dropped as exact duplicates, near
+  duplicates and late for dedup, the reports kept but late for the tumbling window, and the
+  duplicate ratio;
 - ``index.html``: the pictures, and as tables the longest gaps, the busiest ports, the longest
   loitering and the run summary; the map marks the gaps, ports and loitering too.
 
@@ -250,10 +252,41 @@ def minute_step(minutes: int) -> int:
     return 1440 * (minutes // (1440 * 15) + 1)
 
 
+# The duplicates chart's bin, by the span of the run's event time: a minute up to six hours, an
+# hour up to two weeks, a day beyond (about a thousand bars at most, and ticks that read).
+CHART_BINS = (("minute", 1, 6 * 60), ("hour", 60, 14 * 1440), ("day", 1440, None))
+
+
+def chart_bin(span_minutes: int) -> tuple[str, int]:
+    """The bin (its name, its minutes) of a chart of ``span_minutes`` of event time."""
+    for name, size, upto in CHART_BINS:
+        if upto is None or span_minutes <= upto:
+            return name, size
+    raise AssertionError("the last bin takes any span")
+
+
+def binned(per_minute: dict[str, dict[str, int]], minutes: int) -> dict[str, dict[str, int]]:
+    """Per-minute figures added up into bins of ``minutes`` (from midnight UTC), each under the
+    ISO time of its start, in time order."""
+    from ais_pipeline.rules.outputs import iso_ms, parse_iso_ms
+
+    size = minutes * 60_000
+    out: dict[str, dict[str, int]] = {}
+    for iso, figures in per_minute.items():
+        ts = parse_iso_ms(iso)
+        key = iso_ms(ts - ts % size)
+        into = out.setdefault(key, {})
+        for name, n in figures.items():
+            into[name] = into.get(name, 0) + n
+    return dict(sorted(out.items()))
+
+
 def draw_duplicates(per_minute: dict[str, dict[str, int]], late_for_window: dict[str, int], png: Path) -> Any:
-    """Per minute of event time, one bar from the minute's start: kept, exact and near duplicates,
-    reports late for dedup, stacked; the reports kept but late for the tumbling window as points;
-    the duplicate ratio as a line. Ticks on minute boundaries. Returns the axes (for tests)."""
+    """Per minute of event time (per hour or per day over a longer span: :data:`CHART_BINS`), one
+    bar from the bin's start: kept, exact and near duplicates, reports late for dedup, stacked;
+    the reports kept but late for the tumbling window as points; the duplicate ratio as a line.
+    Ticks on bin boundaries, labelled with the date when the span crosses days. Returns the axes
+    (for tests)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -265,14 +298,20 @@ def draw_duplicates(per_minute: dict[str, dict[str, int]], late_for_window: dict
     def day_number(iso: str) -> float:
         return float(mdates.date2num(datetime.fromisoformat(iso.replace("Z", "+00:00"))))
 
-    minutes = [day_number(m) for m in per_minute]
-    kept = [v["positions_kept"] for v in per_minute.values()]
-    exact = [v["duplicates_exact"] for v in per_minute.values()]
-    near = [v["duplicates_near"] for v in per_minute.values()]
-    late = [v["late"] for v in per_minute.values()]
+    span = 0
+    if per_minute:
+        days = [day_number(m) for m in per_minute]
+        span = round((max(days) - min(days)) * 1440) + 1
+    unit, size = chart_bin(span)
+    bins, late_bins = binned(per_minute, size), binned({k: {"late": v} for k, v in late_for_window.items()}, size)
+    width = size / 1440  # a bin, in days
+    starts = [day_number(m) for m in bins]
+    kept = [v.get("positions_kept", 0) for v in bins.values()]
+    exact = [v.get("duplicates_exact", 0) for v in bins.values()]
+    near = [v.get("duplicates_near", 0) for v in bins.values()]
+    late = [v.get("late", 0) for v in bins.values()]
     fig, ax = plt.subplots(figsize=CHART_SIZE, dpi=DPI)
-    one_minute = 1 / (24 * 60)
-    ax.bar(minutes, kept, 0.85 * one_minute, align="edge", label="kept", color="tab:green")
+    ax.bar(starts, kept, 0.85 * width, align="edge", label="kept", color="tab:green")
     bottom = kept
     for values, label, color in (
         (exact, "exact duplicates", "tab:red"),
@@ -280,25 +319,44 @@ def draw_duplicates(per_minute: dict[str, dict[str, int]], late_for_window: dict
         (late, "late for dedup (dropped)", "tab:purple"),
     ):
         if any(values):  # a series with no report stays out of the legend too
-            ax.bar(minutes, values, 0.85 * one_minute, bottom=bottom, align="edge", label=label, color=color)
+            ax.bar(starts, values, 0.85 * width, bottom=bottom, align="edge", label=label, color=color)
             bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-    if any(late_for_window.values()):
-        xs = [day_number(m) + 0.425 * one_minute for m in late_for_window]
-        ax.plot(xs, list(late_for_window.values()), "v", color="tab:blue", ms=6,
+    if any(v["late"] for v in late_bins.values()):
+        xs = [day_number(m) + 0.425 * width for m in late_bins]
+        ax.plot(xs, [v["late"] for v in late_bins.values()], "v", color="tab:blue", ms=6,
                 label="kept, late for the tumbling window")  # fmt: skip
-    ax.set_ylabel("position reports per minute")
-    if minutes:
-        step = minute_step(round((max(minutes) - min(minutes)) / one_minute) + 1)
-        if step < 60:
-            ax.xaxis.set_major_locator(mdates.MinuteLocator(byminute=range(0, 60, step)))
+    ax.set_ylabel(f"position reports per {unit}")
+    first_day = last_day = ""
+    if starts:
+        first_day, last_day = next(iter(bins))[:10], next(reversed(bins))[:10]
+        count = round((max(starts) - min(starts)) / width) + 1  # bins the span holds
+        if unit == "minute":
+            step = minute_step(count)
+            if step < 60:
+                ax.xaxis.set_major_locator(mdates.MinuteLocator(byminute=range(0, 60, step)))
+            else:
+                ax.xaxis.set_major_locator(mdates.HourLocator(byhour=range(0, 24, max(step // 60, 1))))
+            ax.xaxis.set_minor_locator(mdates.MinuteLocator())
+        elif unit == "hour":
+            step = next(s for s in (1, 2, 3, 6, 12, 24, 48, 96, 168, 336) if count / s <= 15)
+            if step < 24:
+                ax.xaxis.set_major_locator(mdates.HourLocator(byhour=range(0, 24, step)))
+            else:
+                ax.xaxis.set_major_locator(mdates.DayLocator(interval=step // 24))
+            ax.xaxis.set_minor_locator(
+                mdates.HourLocator(byhour=range(0, 24, 6)) if count > 96 else mdates.HourLocator()
+            )
         else:
-            ax.xaxis.set_major_locator(mdates.HourLocator(byhour=range(0, 24, max(step // 60, 1))))
-        ax.xaxis.set_minor_locator(mdates.MinuteLocator())
-        ax.set_xlim(min(minutes), max(minutes) + one_minute)
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
+            ax.xaxis.set_major_locator(mdates.DayLocator(interval=max(1, -(-count // 15))))
+            ax.xaxis.set_minor_locator(mdates.DayLocator())
+        ax.set_xlim(min(starts), max(starts) + width)
+    one_day = first_day == last_day
+    ax.xaxis.set_major_formatter(
+        mdates.DateFormatter("%H:%M" if one_day else "%m-%d %H:%M" if unit != "day" else "%m-%d")
+    )
     ax2 = ax.twinx()
     ratio = [(e + n) / (k + e + n) if k + e + n else 0 for k, e, n in zip(kept, exact, near, strict=True)]
-    ax2.plot([m + 0.425 * one_minute for m in minutes], ratio, color="black", marker=".", lw=1, label="duplicate ratio")
+    ax2.plot([m + 0.425 * width for m in starts], ratio, color="black", marker=".", lw=1, label="duplicate ratio")
     ax2.set_ylim(0, 1)
     ax2.set_ylabel("duplicate ratio")
     handles, labels = ax.get_legend_handles_labels()
@@ -306,8 +364,10 @@ def draw_duplicates(per_minute: dict[str, dict[str, int]], late_for_window: dict
     order = ["kept", "exact duplicates", "near duplicates", "late for dedup (dropped)"]
     pairs = sorted(zip(handles + handles2, labels + labels2, strict=True), key=lambda p: _rank(order, p[1]))
     ax.legend([h for h, _ in pairs], [label for _, label in pairs], loc="upper left", fontsize="small")
-    first = next(iter(per_minute), "")[:10]
-    ax.set_title(f"Reports kept and dropped per minute of event time, {first} (UTC); each bar from its minute")
+    when = first_day if one_day else f"{first_day} to {last_day}"
+    ax.set_title(f"Reports kept and dropped per {unit} of event time, {when} (UTC); each bar from its {unit}")
+    if not one_day:
+        ax.set_xlabel("month-day (UTC)" if unit == "day" else "month-day hour:minute (UTC)")
     fig.tight_layout()
     fig.savefig(png)
     plt.close(fig)

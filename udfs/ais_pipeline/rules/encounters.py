@@ -575,16 +575,16 @@ def live_encounters(fixes: Iterable[Fix], rules: EncounterRules = EncounterRules
     for fix in fixes:
         resampler = resamplers.setdefault(fix.track, Resampler(rules))
         for mark in resampler.add(fix):
-            for key, own in cells_of(mark, rules):
-                cells[key].add(mark, own)
+            for cell, own in cells_of(mark, rules):
+                cells[cell].add(mark, own)
             times.add(mark.ts)
         judge(fix.ts - rules.max_gap_ms)  # no mark older than this can come now
     judge(2**62)
     for name in sorted(tracks):
         for raw in tracks[name].runs.finish():
             to_pair(raw, True)
-    for key in sorted(pairs):
-        if (encounter := pairs[key].close()) is not None:
+    for pair in sorted(pairs):
+        if (encounter := pairs[pair].close()) is not None:
             closed.append(encounter)
     return closed
 

@@ -313,23 +313,9 @@ def raw_encounters(fixes: Iterable[Fix], rules: EncounterRules = EncounterRules(
 
 
 @dataclass(frozen=True, slots=True)
-class Encounter:
-    """The raw encounters of a pair merged (GFW's Encounter): ``track_1`` the lesser name."""
-
-    track_1: str
-    track_2: str
-    start: int
-    end: int
-    mean_lat: float
-    mean_lon: float
-    median_distance_km: float
-    median_speed_kn: float
-    points_1: int
-    points_2: int
-    start_lat: float
-    start_lon: float
-    end_lat: float
-    end_lon: float
+class Encounter(RawEncounter):
+    """The raw encounters of a pair merged (GFW's Encounter): ``track_1`` the lesser name; its
+    fields are a raw encounter's."""
 
     @property
     def minutes(self) -> float:

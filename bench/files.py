@@ -572,39 +572,23 @@ def targets(
             fleet_p1,
             before,
         )
-    gaps_off = find(rows, GAPS_OFF, largest)
-    if p1 and gaps_off:
-        on, off = cpu_us(p1), cpu_us(gaps_off)
-        add(
-            f"gap events' cost: the CPU per line at parallelism 1 with them on (the default) and off "
-            f"({largest:,} lines; no target)",
-            f"{on:.1f} us on, {off:.1f} us off ({on / off:.2f}x)",
-            True,
-            p1,
-            gaps_off,
-        )
-    ports_off = find(rows, PORTS_OFF, largest)
-    if p1 and ports_off:
-        on, off = cpu_us(p1), cpu_us(ports_off)
-        add(
-            f"port visits' cost: the CPU per line at parallelism 1 with them on (the default) and off "
-            f"({largest:,} lines; no target)",
-            f"{on:.1f} us on, {off:.1f} us off ({on / off:.2f}x)",
-            True,
-            p1,
-            ports_off,
-        )
-    loitering_off = find(rows, LOITERING_OFF, largest)
-    if p1 and loitering_off:
-        on, off = cpu_us(p1), cpu_us(loitering_off)
-        add(
-            f"loitering's cost: the CPU per line at parallelism 1 with it on (the default) and off "
-            f"({largest:,} lines; no target)",
-            f"{on:.1f} us on, {off:.1f} us off ({on / off:.2f}x)",
-            True,
-            p1,
-            loitering_off,
-        )
+    # What each rule that can be turned off costs: the same run with it off.
+    for off_name, rule, pronoun in (
+        (GAPS_OFF, "gap events'", "them"),
+        (PORTS_OFF, "port visits'", "them"),
+        (LOITERING_OFF, "loitering's", "it"),
+    ):
+        off_row = find(rows, off_name, largest)
+        if p1 and off_row:
+            on, off = cpu_us(p1), cpu_us(off_row)
+            add(
+                f"{rule} cost: the CPU per line at parallelism 1 with {pronoun} on (the default) and off "
+                f"({largest:,} lines; no target)",
+                f"{on:.1f} us on, {off:.1f} us off ({on / off:.2f}x)",
+                True,
+                p1,
+                off_row,
+            )
     long_p1, long_tm = find(long_rows, P1), find(long_rows, TM2)
     if long_p1 and long_tm:
         steady_p1, steady_tm = steady_cpu_us(long_p1, starts), steady_cpu_us(long_tm, starts)

@@ -63,9 +63,9 @@ lint: setup
 # each state backend (bench/world.py), and a restore of a million vessels on the standalone cluster
 # (bench/world_restore.py).
 bench: setup
-	$(PY) -m bench.files --write-docs $(ARGS)
-	$(PY) -m bench.live --write-docs
-	$(PY) -m bench.scale --write-docs
+	bash scripts/scratch.sh $(PY) -m bench.files --write-docs $(ARGS)
+	bash scripts/scratch.sh $(PY) -m bench.live --write-docs
+	bash scripts/scratch.sh $(PY) -m bench.scale --write-docs
 	$(PY) -m bench.world --write-docs
 	$(PY) -m bench.world_restore --write-docs
 
@@ -131,7 +131,7 @@ browser:
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
 
 test: lint browser test-java
-	$(PY) -m pytest
+	bash scripts/scratch.sh $(PY) -m pytest
 
 clean:
 	rm -rf $(VENV) build out .pytest_cache .mypy_cache .ruff_cache udfs/ais_pipeline/jars udfs/ais_pipeline/bundled

@@ -156,24 +156,6 @@ def test_an_encounter_is_published_long_slow_away_from_ports_and_at_sea() -> Non
     assert closed["id"] == record["id"] and closed["end_time"] == "1970-01-01T03:00:00.000Z"
 
 
-@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if "merged" in c))
-def test_the_stream_form_gives_gfws_merged_encounters(name: str) -> None:
-    from ais_pipeline.rules.encounters import live_encounters
-
-    case = CASES[name]
-    got = [ours(e) for e in live_encounters(sorted(fixes(case), key=lambda f: f.ts), RULES)]
-    assert_same(got, [theirs(e, MERGED_FIELDS) for e in case["merged"]])
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_the_stream_form_equals_the_batch_form_on_gfws_cases(name: str) -> None:
-    from ais_pipeline.rules.encounters import live_encounters
-
-    case = CASES[name]
-    batch = merge(raw_encounters(fixes(case), RULES), RULES)
-    assert sorted(live_encounters(sorted(fixes(case), key=lambda f: f.ts), RULES), key=repr) == sorted(batch, key=repr)
-
-
 def scene(seed: int, lon0: float) -> list[Fix]:
     """Forty tracks drifting in a box of 0.3 degrees around cell borders (and the antimeridian when
     ``lon0`` is near it), pairs of them side by side for hours: every 5 to 15 minutes each."""
@@ -203,12 +185,115 @@ def scene(seed: int, lon0: float) -> list[Fix]:
     return out
 
 
-@pytest.mark.parametrize(("seed", "lon0"), [(1, 20.05), (2, 179.95), (3, -0.02)])
-def test_the_stream_form_equals_the_batch_form_across_cells_and_the_antimeridian(seed: int, lon0: float) -> None:
-    from ais_pipeline.rules.encounters import live_encounters
+# -- the job's three keyed steps, run as the plain loop runs them ----------------------------------
 
-    fixes_ = scene(seed, lon0)
-    rules = EncounterRules(min_minutes=30.0, merge_hours=4.0)
-    batch = merge(raw_encounters(fixes_, rules), rules)
+
+def stepped(fixes_: list[Fix], rules: EncounterRules, lag_ms: int = 0, where: Any = None) -> list[dict[str, Any]]:
+    """The records the three keyed steps write for ``fixes_`` (in time order): each transmitter's
+    marks sent on as its fixes come, the watermark ``lag_ms`` behind the newest fix; at the end
+    the watermark goes a year on (every track ends)."""
+    from ais_pipeline.rules.encounters import EncounterFlow, EncounterSteps, Resampler, mark_line
+
+    wait = rules.max_gap_ms + lag_ms + rules.step_ms
+    flow = EncounterFlow(EncounterSteps(rules, wait), where or (lambda lat, lon: (None, 100.0)))
+    resamplers: dict[str, Resampler] = {}
+    for fix in fixes_:
+        for mark in resamplers.setdefault(fix.track, Resampler(rules)).add(fix):
+            flow.mark(mark_line(mark))
+        flow.advance(fix.ts - lag_ms)
+    flow.advance(fixes_[-1].ts + 365 * 86_400_000)
+    return [json.loads(line) for line, _ in flow.records]
+
+
+def numbered(fixes_: list[Fix]) -> list[Fix]:
+    """The fixes with their tracks named as the job names them (MMSI.lineage), in the same order."""
+    names = {t: f"{100 + i}.0" for i, t in enumerate(sorted({f.track for f in fixes_}))}
+    return sorted((Fix(names[f.track], f.ts, f.lat, f.lon, f.speed, "fishing") for f in fixes_), key=lambda f: f.ts)
+
+
+def as_closed(encounter: Any, rules: EncounterRules) -> dict[str, Any]:
+    from ais_pipeline.rules.encounters import encounter_json, track_mmsi
+
+    mmsis = (track_mmsi(encounter.track_1), track_mmsi(encounter.track_2))
+    record = json.loads(encounter_json(encounter, mmsis, ("fishing", "fishing"), None, 100.0, False, 0, rules))
+    del record["as_of"]
+    return record
+
+
+ANY_SPEED = {"max_speed_kn": 1e9}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_jobs_steps_close_the_batch_forms_encounters_on_gfws_cases(name: str) -> None:
+    rules = EncounterRules(**{**GOLDEN["rules"], **ANY_SPEED})
+    fixes_ = numbered(fixes(CASES[name]))
+    batch = [as_closed(e, rules) for e in merge(raw_encounters(fixes_, rules), rules)]
+    got = [r for r in stepped(fixes_, rules, lag_ms=1_800_000) if not r["open"]]
+    for r in got:
+        del r["as_of"]
+    assert sorted(got, key=repr) == sorted(batch, key=repr)
+
+
+@pytest.mark.parametrize(("seed", "lon0"), [(1, 20.05), (2, 179.95), (3, -0.02)])
+def test_the_jobs_steps_close_the_batch_forms_encounters_across_cells(seed: int, lon0: float) -> None:
+    rules = EncounterRules(min_minutes=30.0, merge_hours=4.0, max_speed_kn=1e9)
+    fixes_ = numbered(scene(seed, lon0))
+    batch = [as_closed(e, rules) for e in merge(raw_encounters(fixes_, rules), rules)]
     assert len(batch) >= 5
-    assert sorted(live_encounters(sorted(fixes_, key=lambda f: f.ts), rules), key=repr) == sorted(batch, key=repr)
+    got = [r for r in stepped(fixes_, rules) if not r["open"]]
+    for r in got:
+        del r["as_of"]
+    assert sorted(got, key=repr) == sorted(batch, key=repr)
+
+
+def side_by_side(hours: float, apart_hours: float = 0.0, again_hours: float = 0.0) -> list[Fix]:
+    """Two vessels drifting 200 m apart at 1 kn for ``hours`` (then apart ``apart_hours`` and side by
+    side again ``again_hours``), a fix every 5 minutes each."""
+    out = []
+    t0 = 1_700_000_400_000
+    total = hours + apart_hours + again_hours
+    for i in range(int(total * 12) + 1):
+        t = t0 + i * 300_000
+        lat, lon = 10.0 + i * 0.0014, -30.0
+        h = i / 12
+        offset = 0.0018 if hours <= h < hours + apart_hours else 0.0
+        out.append(Fix("100.0", t, lat, lon, 0.0, "carrier"))
+        out.append(Fix("200.0", t, lat + offset * 50, lon + 0.0018, 0.0, "fishing"))
+    return out
+
+
+def test_an_encounter_is_written_open_once_published_then_closed_under_the_same_id() -> None:
+    rules = EncounterRules()
+    records = stepped(side_by_side(3.0), rules)
+    assert [r["open"] for r in records] == [True, False]
+    opened, closed = records
+    assert opened["id"] == closed["id"]
+    assert (opened["mmsi_1"], opened["mmsi_2"], opened["ship_type_1"], opened["ship_type_2"]) == (
+        100, 200, "carrier", "fishing")  # fmt: skip
+    assert opened["hours"] == 2.0 and opened["end_time"] is None  # written the moment it reaches 2 hours
+    assert closed["hours"] == 3.0 and closed["end_time"] is not None and closed["published"]
+
+
+def test_the_same_pair_together_again_within_the_merge_gap_is_one_encounter() -> None:
+    records = stepped(side_by_side(2.5, apart_hours=3.0, again_hours=2.5), EncounterRules())
+    assert [r["open"] for r in records] == [True, False]
+    assert records[1]["hours"] == 8.0
+
+
+def test_a_pair_in_port_writes_nothing() -> None:
+    records = stepped(side_by_side(3.0), EncounterRules(), where=lambda lat, lon: (1.5, 2.0))
+    assert records == []
+
+
+def test_the_inputs_end_leaves_an_encounter_open() -> None:
+    from ais_pipeline.rules.encounters import EncounterFlow, EncounterSteps, Resampler, mark_line
+
+    rules = EncounterRules()
+    flow = EncounterFlow(EncounterSteps(rules, rules.max_gap_ms + rules.step_ms), lambda lat, lon: (None, 100.0))
+    resamplers: dict[str, Resampler] = {}
+    for fix in side_by_side(3.0):
+        for mark in resamplers.setdefault(fix.track, Resampler(rules)).add(fix):
+            flow.mark(mark_line(mark))
+        flow.advance(fix.ts)
+    flow.advance(2**63 - 1, final=True)
+    assert [json.loads(line)["open"] for line, _ in flow.records] == [True]

@@ -32,6 +32,7 @@ a small function or class that the job's operators run the same way.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import json
 import math
@@ -39,6 +40,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from statistics import mean, median
+from typing import Any
 
 from ais_pipeline.rules.outputs import iso_ms, record_id
 
@@ -75,6 +77,7 @@ class Fix:
     lat: float
     lon: float
     speed: float = 0.0
+    category: str = ""  # the vessel's ship type category, carried to its marks
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,7 @@ class Mark:
     lon: float
     speed: float
     density: float
+    category: str = ""
 
 
 def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -133,6 +137,7 @@ class Resampler:
                     fix.lon * mix + last.lon * (1 - mix),
                     fix.speed * mix + last.speed * (1 - mix),
                     density,
+                    fix.category,
                 )
             )
             t += step
@@ -273,6 +278,10 @@ class Runs:
 
     rules: EncounterRules = EncounterRules()
     open: dict[str, list[Step]] = field(default_factory=dict)
+    # When kept (the stream's tracks keep them), what happened, in order: a run began beside a
+    # track ("start", track, time), a run ended too short to be an encounter ("short", track,
+    # time), a raw encounter ended ("raw", raw encounter).
+    notes: list[tuple[Any, ...]] | None = None
 
     def step(self, mark: Mark, near: list[tuple[float, Mark]]) -> list[RawEncounter]:
         """The track's next mark and its neighbours then: the runs it goes on, and the raw
@@ -280,19 +289,26 @@ class Runs:
         active = set()
         for d, other in near:
             if d <= self.rules.encounter_km:
-                self.open.setdefault(other.track, []).append((mark, other, d))
+                run = self.open.get(other.track)
+                if run is None:
+                    run = self.open[other.track] = []
+                    if self.notes is not None:
+                        self.notes.append(("start", other.track, mark.ts))
+                run.append((mark, other, d))
                 active.add(other.track)
-        return self._end(lambda track: track not in active)
+        return self._end(lambda track: track not in active, mark.ts)
 
-    def finish(self) -> list[RawEncounter]:
-        return self._end(lambda track: True)
+    def finish(self, at: int = 0) -> list[RawEncounter]:
+        return self._end(lambda track: True, at)
 
-    def _end(self, ends: Callable[[str], bool]) -> list[RawEncounter]:
+    def _end(self, ends: Callable[[str], bool], at: int) -> list[RawEncounter]:
         out = []
         for track in [t for t in self.open if ends(t)]:
             encounter = raw_encounter(self.open.pop(track), self.rules)
             if encounter is not None:
                 out.append(encounter)
+            if self.notes is not None:
+                self.notes.append(("short", track, at) if encounter is None else ("raw", encounter))
         return out
 
 
@@ -401,6 +417,7 @@ def encounter_json(
     is_open: bool,
     as_of: int,
     rules: EncounterRules,
+    rid: str | None = None,
 ) -> str:
     """An encounter's record: the same ``id`` from the time it is first written (published) to its
     close; both vessels (the first the lesser track name) with their ship types and point counts,
@@ -408,7 +425,7 @@ def encounter_json(
     shore and from the nearest port, whether GFW would publish it now, and ``as_of``."""
     return json.dumps(
         {
-            "id": encounter_id(encounter),
+            "id": rid or encounter_id(encounter),
             "mmsi_1": mmsis[0],
             "mmsi_2": mmsis[1],
             "ship_type_1": ship_types[0],
@@ -499,17 +516,18 @@ class TrackRuns:
     def add(self, mark: Mark, near: list[tuple[float, Mark]]) -> None:
         self.pending[mark.ts] = (mark, near)
 
-    def judge(self, upto: int) -> list[RawEncounter]:
+    def judge(self, upto: int, ending: bool = True) -> list[RawEncounter]:
         """The marks up to ``upto`` taken in time order: the raw encounters of the runs they end;
-        all runs end when the track has ended by then."""
+        all runs end when the track has ended by then (unless not ``ending``: the input's end is
+        no silence)."""
         out: list[RawEncounter] = []
         for ts in sorted(t for t in self.pending if t <= upto):
             if self.last is not None and ts - self.last >= self.rules.track_end_ms:
-                out += self.runs.finish()
+                out += self.runs.finish(self.last)
             out += self.runs.step(*self.pending.pop(ts))
             self.last = ts
-        if self.last is not None and upto - self.last >= self.rules.track_end_ms and not self.pending:
-            out += self.runs.finish()
+        if ending and self.last is not None and upto - self.last >= self.rules.track_end_ms and not self.pending:
+            out += self.runs.finish(self.last)
         return out
 
     def progress(self) -> list[RawEncounter]:
@@ -520,59 +538,6 @@ class TrackRuns:
             if encounter is not None:
                 out.append(encounter)
         return out
-
-
-def live_encounters(fixes: Iterable[Fix], rules: EncounterRules = EncounterRules()) -> list[Encounter]:
-    """The rule as the stream runs it, on fixes in time order: marks to cells, each time judged
-    once no mark of it can still come (the resampling's gap after it), neighbours to tracks,
-    runs in time order, each side's raw encounters (and runs long enough so far) to their pair,
-    which closes an encounter once the pair has been apart the merge gap. Returns the closed
-    encounters, in the order they closed."""
-    resamplers: dict[str, Resampler] = {}
-    cells: dict[tuple[int, int], CellMarks] = defaultdict(CellMarks)
-    tracks: dict[str, TrackRuns] = {}
-    pairs: dict[tuple[str, str], PairEncounters] = {}
-    closed: list[Encounter] = []
-    times: set[int] = set()
-
-    def to_pair(raw: RawEncounter, ended: bool) -> None:
-        key = (min(raw.track_1, raw.track_2), max(raw.track_1, raw.track_2))
-        pair = pairs.setdefault(key, PairEncounters(key))
-        encounter = pair.add(raw, ended, rules)
-        if encounter is not None:
-            closed.append(encounter)
-
-    def judge(upto: int) -> None:
-        for ts in sorted(t for t in times if t <= upto):
-            times.discard(ts)
-            for cell in list(cells.values()):
-                for mark, near in cell.judge(ts, rules):
-                    tracks.setdefault(mark.track, TrackRuns(rules, Runs(rules))).add(mark, near)
-        for name in sorted(tracks):
-            for raw in tracks[name].judge(upto):
-                to_pair(raw, True)
-            for raw in tracks[name].progress():
-                to_pair(raw, False)
-        for key in sorted(pairs):
-            due = pairs[key].due(rules)
-            if due is not None and due <= upto and (encounter := pairs[key].close()) is not None:
-                closed.append(encounter)
-
-    for fix in fixes:
-        resampler = resamplers.setdefault(fix.track, Resampler(rules))
-        for mark in resampler.add(fix):
-            for cell, own in cells_of(mark, rules):
-                cells[cell].add(mark, own)
-            times.add(mark.ts)
-        judge(fix.ts - rules.max_gap_ms)  # no mark older than this can come now
-    judge(2**62)
-    for name in sorted(tracks):
-        for raw in tracks[name].runs.finish():
-            to_pair(raw, True)
-    for pair in sorted(pairs):
-        if (encounter := pairs[pair].close()) is not None:
-            closed.append(encounter)
-    return closed
 
 
 Where = Callable[[float, float], tuple[float | None, float]]  # a place's (port km or None, shore nm)
@@ -589,7 +554,10 @@ class PairEncounters:
     raws: list[RawEncounter] = field(default_factory=list)
     going: dict[str, RawEncounter] = field(default_factory=dict)  # by the side's track
     end: int | None = None  # the latest end of the encounter going on
-    emitted: bool = False
+    # Each side's run going on that is not long enough yet, by the side's track: when it began.
+    # One that began within the merge gap of the encounter's end keeps it from closing: it may
+    # become a raw encounter that merges with it.
+    short: dict[str, int] = field(default_factory=dict)
 
     def current(self) -> Encounter | None:
         parts = self.raws + list(self.going.values())
@@ -599,6 +567,7 @@ class PairEncounters:
         """A side's raw encounter (``ended``) or its run so far; returns the encounter it closed
         first (one whose end is the merge gap before this one's start), if any."""
         closed = None
+        self.short.pop(raw.track_1, None)
         if self.end is not None and raw.start - self.end >= rules.merge_hours * 3_600_000:
             closed = self.close()
         if ended:
@@ -613,9 +582,303 @@ class PairEncounters:
         """When the encounter going on closes if nothing more comes (None: none going on)."""
         if self.end is None or self.going:
             return None
-        return self.end + round(rules.merge_hours * 3_600_000)
+        due = self.end + round(rules.merge_hours * 3_600_000)
+        return None if any(start < due for start in self.short.values()) else due
 
     def close(self) -> Encounter | None:
         encounter = self.current()
         self.raws, self.going, self.end = [], {}, None
         return encounter
+
+
+# -- the rule in the job: three keyed steps ------------------------------------------------------
+# The job runs the stream form in three keyed operators (:mod:`ais_pipeline.functions.encounters`)
+# and the plain loop runs the same steps with dicts and a heap: each transmitter's resampler (in
+# the vessel operator) sends its marks to their cells; a cell judges a mark's time once the
+# watermark is :attr:`EncounterSteps.wait_ms` past it (no mark of that time can still come); a
+# track takes its judged marks in time order and sends each pair what its runs hold; a pair
+# handles what its sides sent for one time together, on the timer of that time, so that what it
+# writes does not depend on the order its sides' records came in.
+
+
+def track_name(mmsi: int, lineage: int) -> str:
+    """A transmitter's track: its MMSI and the lineage it was first heard with."""
+    return f"{mmsi}.{lineage}"
+
+
+def track_mmsi(track: str) -> int:
+    return int(track.split(".", 1)[0])
+
+
+def mark_to_list(m: Mark) -> list[object]:
+    return [m.track, m.ts, m.lat, m.lon, m.speed, m.density, m.category]
+
+
+def mark_from_list(v: list[Any]) -> Mark:
+    track, ts, lat, lon, speed, density, category = v
+    return Mark(str(track), int(ts), float(lat), float(lon), float(speed), float(density), str(category))
+
+
+def mark_line(m: Mark) -> str:
+    """A mark as the vessel operator sends it on (JSON: floats exact)."""
+    return json.dumps(mark_to_list(m), separators=(",", ":"))
+
+
+def cell_key(cell: tuple[int, int]) -> int:
+    return cell[0] * CELL_COLUMNS + cell[1]
+
+
+def to_cells(line: str, rules: EncounterRules = EncounterRules()) -> list[tuple[int, str]]:
+    """A mark's line to each cell it goes to (:func:`cells_of`): the cell's key, and the line
+    after ``1`` (the cell's own mark) or ``0`` (a halo mark)."""
+    mark = mark_from_list(json.loads(line))
+    return [(cell_key(cell), ("1" if own else "0") + line) for cell, own in cells_of(mark, rules)]
+
+
+def pair_key(track_1: str, track_2: str) -> str:
+    return f"{min(track_1, track_2)}|{max(track_1, track_2)}"
+
+
+def raw_to_list(r: RawEncounter) -> list[object]:
+    return [r.track_1, r.track_2, r.start, r.end, r.mean_lat, r.mean_lon, r.median_distance_km, r.median_speed_kn,
+            r.points_1, r.points_2, r.start_lat, r.start_lon, r.end_lat, r.end_lon]  # fmt: skip
+
+
+def raw_from_list(v: list[object]) -> RawEncounter:
+    return RawEncounter(*v)  # type: ignore[arg-type]
+
+
+@dataclass(slots=True)
+class TrackState:
+    """A track's runs (:class:`TrackRuns`) and the ship type categories of the tracks beside it."""
+
+    runs: TrackRuns
+    name: str = ""
+    kinds: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not self.runs.pending and not self.runs.runs.open
+
+
+@dataclass(slots=True)
+class PairState:
+    """A pair's encounter going on (:class:`PairEncounters`), what its sides sent by the time it
+    is about (until that time's timer), their categories, and the id of the encounter going on
+    once it has been written."""
+
+    encounters: PairEncounters
+    items: dict[int, list[list[Any]]] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
+    written: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        e = self.encounters
+        return not self.items and not e.raws and not e.going and not e.short and self.written is None
+
+
+@dataclass(frozen=True, slots=True)
+class EncounterSteps:
+    """The three keyed steps of the rule, as the job's operators and the plain loop call them.
+    ``wait_ms``: how far the watermark is past a mark's time when no mark of that time can still
+    come (the resampling's gap, plus how long the vessel operator may hold a position before it is
+    accepted)."""
+
+    rules: EncounterRules
+    wait_ms: int
+
+    # -- cells, keyed by 0.1-degree cell -----------------------------------------------------------
+    def cell_mark(self, cell: CellMarks, payload: str) -> int:
+        """A mark (:func:`to_cells`) to its cell; returns the timer that judges its time."""
+        mark = mark_from_list(json.loads(payload[1:]))
+        cell.add(mark, payload[0] == "1")
+        return mark.ts + self.wait_ms
+
+    def cell_timer(self, cell: CellMarks, at: int) -> list[tuple[str, str]]:
+        """The cell's own marks of the time judged at ``at``, each with its neighbours then: the
+        mark's track and the record for it."""
+        out = []
+        for mark, near in cell.judge(at - self.wait_ms, self.rules):
+            record = [mark_to_list(mark), [[d, mark_to_list(n)] for d, n in near]]
+            out.append((mark.track, json.dumps(record, separators=(",", ":"))))
+        return out
+
+    # -- tracks, keyed by track -----------------------------------------------------------------
+    def new_track(self) -> TrackState:
+        return TrackState(TrackRuns(self.rules, Runs(self.rules, notes=[])))
+
+    def track_mark(self, track: TrackState, payload: str) -> int:
+        """A judged mark and its neighbours to its track; returns the timer that takes it."""
+        mark_v, near_v = json.loads(payload)
+        mark = mark_from_list(mark_v)
+        near = [(float(d), mark_from_list(n)) for d, n in near_v]
+        track.runs.add(mark, near)
+        track.name = mark.track
+        track.kinds[mark.track] = mark.category
+        for _, n in near:
+            track.kinds[n.track] = n.category
+        return mark.ts + self.wait_ms
+
+    def track_timer(self, track: TrackState, at: int, final: bool) -> tuple[list[tuple[str, str]], int | None]:
+        """The track's marks judged by ``at``, in time order: for each pair, what changed (a run
+        began; a run ended too short; a raw encounter ended) and each run going on that is long
+        enough already, as records for the pair; and the timer of the track's end while runs are
+        open (None: none). At the input's end (``final``) the track has not ended."""
+        upto = at - self.wait_ms
+        runs = track.runs
+        runs.judge(upto, ending=not final)
+        notes = runs.runs.notes or []
+        runs.runs.notes = []
+        items: list[list[object]] = []
+        for note in notes:
+            if note[0] == "raw":
+                raw = note[1]
+                assert isinstance(raw, RawEncounter)
+                items.append(["raw", raw.track_2, [raw_to_list(raw), self._kinds(track, raw)]])
+            else:
+                items.append([note[0], note[1], note[2]])
+        for raw in runs.progress():
+            items.append(["going", raw.track_2, [raw_to_list(raw), self._kinds(track, raw)]])
+        out = []
+        for seq, (kind, other, body) in enumerate(items):
+            record = [upto, seq, kind, track.name, other, body]
+            out.append((pair_key(track.name, str(other)), json.dumps(record, separators=(",", ":"))))
+        # The categories kept: the track's own and those of the tracks its runs and marks hold.
+        keep = {track.name} | set(runs.runs.open) | {n.track for _, near in runs.pending.values() for _, n in near}
+        track.kinds = {t: k for t, k in track.kinds.items() if t in keep}
+        end = None
+        if runs.runs.open and runs.last is not None:
+            end = runs.last + self.rules.track_end_ms + self.wait_ms
+        return out, end if end is not None and end > at else None
+
+    @staticmethod
+    def _kinds(track: TrackState, raw: RawEncounter) -> list[str]:
+        return [track.kinds.get(raw.track_1, ""), track.kinds.get(raw.track_2, "")]
+
+    # -- pairs, keyed by pair -------------------------------------------------------------------
+    def new_pair(self, key: str) -> PairState:
+        a, b = key.split("|")
+        return PairState(PairEncounters((a, b)))
+
+    def pair_item(self, pair: PairState, payload: str) -> int:
+        """What a side sent about one time; returns the timer that handles that time."""
+        upto, *item = json.loads(payload)
+        pair.items.setdefault(upto, []).append(item)
+        return int(upto) + self.wait_ms
+
+    def pair_timer(
+        self, pair: PairState, at: int, final: bool, where: Where
+    ) -> tuple[list[tuple[str, bool]], int | None]:
+        """What the pair's sides sent about the time of ``at``, each side's in the order it sent
+        them (the lesser track first): the records written (an encounter's, and whether it is
+        open), and the timer of the encounter's close if nothing more comes (None: none). An
+        encounter is written open once it is published (its record says so), and closed once the
+        pair has been apart the merge gap (or both tracks ended) if it was written or is published
+        then; the input's end (``final``) closes nothing."""
+        upto = at - self.wait_ms
+        rules, enc = self.rules, pair.encounters
+        out: list[tuple[str, bool]] = []
+        items = pair.items.pop(upto, [])
+        items.sort(key=lambda i: (str(i[2]), int(i[0])))
+        for _, kind, side, _, body in items:
+            if kind == "start":
+                enc.short[str(side)] = int(body)
+            elif kind == "short":
+                enc.short.pop(str(side), None)
+            else:
+                raw_v, kinds = body
+                raw = raw_from_list(raw_v)
+                pair.kinds[raw.track_1], pair.kinds[raw.track_2] = kinds
+                closed = enc.add(raw, kind == "raw", rules)
+                if closed is not None:
+                    out += self._closed(pair, closed, upto, where)
+        due = enc.due(rules)
+        if due is not None and due <= upto and not final:
+            closed = enc.close()
+            if closed is not None:
+                out += self._closed(pair, closed, upto, where)
+        current = enc.current()
+        if current is not None and pair.written is None:
+            port_km, shore_nm = where(current.mean_lat, current.mean_lon)
+            if published(current, rules, port_km, shore_nm):
+                pair.written = encounter_id(current)
+                out.append((self._json(pair, current, port_km, shore_nm, True, upto, pair.written), True))
+        due = enc.due(rules)
+        return out, None if due is None or due + self.wait_ms <= at else due + self.wait_ms
+
+    def _closed(self, pair: PairState, encounter: Encounter, upto: int, where: Where) -> list[tuple[str, bool]]:
+        port_km, shore_nm = where(encounter.mean_lat, encounter.mean_lon)
+        written, pair.written = pair.written, None
+        if written is None and not published(encounter, self.rules, port_km, shore_nm):
+            return []
+        record_id = written or encounter_id(encounter)
+        return [(self._json(pair, encounter, port_km, shore_nm, False, upto, record_id), False)]
+
+    def _json(
+        self, pair: PairState, e: Encounter, port_km: float | None, shore_nm: float, is_open: bool, as_of: int, rid: str
+    ) -> str:
+        mmsis = (track_mmsi(e.track_1), track_mmsi(e.track_2))
+        kinds = (pair.kinds.get(e.track_1, ""), pair.kinds.get(e.track_2, ""))
+        return encounter_json(e, mmsis, kinds, port_km, shore_nm, is_open, as_of, self.rules, rid)
+
+
+class EncounterFlow:
+    """The three steps as the plain loop runs them: dicts for keyed state, and per step a heap of
+    (time, key) timers fired when the watermark reaches that step, after the step before it has
+    fired its own and sent on what they emitted (as Flink forwards a watermark)."""
+
+    KINDS = ("cells", "tracks", "pairs")
+
+    def __init__(self, steps: EncounterSteps, where: Where) -> None:
+        self.steps, self.where = steps, where
+        self.cells: dict[int, CellMarks] = {}
+        self.tracks: dict[str, TrackState] = {}
+        self.pairs: dict[str, PairState] = {}
+        self._timers: dict[str, list[tuple[int, object]]] = {k: [] for k in self.KINDS}
+        self._queued: dict[str, set[tuple[int, object]]] = {k: set() for k in self.KINDS}
+        self.records: list[tuple[str, bool]] = []  # what the pairs wrote, drained by the caller
+
+    def _timer(self, kind: str, at: int, key: object) -> None:
+        if (at, key) not in self._queued[kind]:
+            self._queued[kind].add((at, key))
+            heapq.heappush(self._timers[kind], (at, key))  # type: ignore[misc]
+
+    def mark(self, line: str) -> None:
+        """A mark the vessel operator sent (:func:`mark_line`)."""
+        for key, payload in to_cells(line, self.steps.rules):
+            cell = self.cells.setdefault(key, CellMarks())
+            self._timer("cells", self.steps.cell_mark(cell, payload), key)
+
+    def advance(self, watermark: int, final: bool = False) -> None:
+        steps = self.steps
+        for kind in self.KINDS:
+            heap = self._timers[kind]
+            while heap and heap[0][0] <= watermark:
+                at, key = heapq.heappop(heap)
+                self._queued[kind].discard((at, key))
+                if kind == "cells":
+                    cell = self.cells.get(key) or CellMarks()  # type: ignore[call-overload]
+                    for track, payload in steps.cell_timer(cell, at):
+                        state = self.tracks.get(track) or self.tracks.setdefault(track, steps.new_track())
+                        self._timer("tracks", steps.track_mark(state, payload), track)
+                    if not cell.by_time:
+                        self.cells.pop(key, None)  # type: ignore[call-overload]
+                elif kind == "tracks":
+                    state = self.tracks.get(key) or steps.new_track()  # type: ignore[call-overload]
+                    sent, end = steps.track_timer(state, at, final)
+                    for pair, payload in sent:
+                        p = self.pairs.get(pair) or self.pairs.setdefault(pair, steps.new_pair(pair))
+                        self._timer("pairs", steps.pair_item(p, payload), pair)
+                    if end is not None:
+                        self._timer("tracks", end, key)
+                    if state.empty:
+                        self.tracks.pop(key, None)  # type: ignore[call-overload]
+                else:
+                    p = self.pairs.get(key) or steps.new_pair(key)  # type: ignore[call-overload,arg-type]
+                    written, due = steps.pair_timer(p, at, final, self.where)
+                    self.records += written
+                    if due is not None:
+                        self._timer("pairs", due, key)
+                    if p.empty:
+                        self.pairs.pop(key, None)  # type: ignore[call-overload]

@@ -38,7 +38,8 @@ final = final_aggregates  # the highest revision of every (window, cell, window 
 def assert_same_outputs(job: Path, oracle: Path) -> None:
     # Each vessel's reports reach the dedup rules in input order at any parallelism, so even which
     # receiver's copy of a static report is kept is the plain loop's.
-    for name in ("positions", "static", "late", "dead_letter", "bad_fixes", "gaps", "port_visits", "loitering"):
+    for name in ("positions", "static", "late", "dead_letter", "bad_fixes", "gaps", "port_visits", "loitering",
+                 "encounters"):  # fmt: skip
 
         def canonical(directory: Path, name: str = name) -> list[str]:
             return sorted(json.dumps(r, sort_keys=True) for r in read_records(directory / name))

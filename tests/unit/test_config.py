@@ -156,6 +156,7 @@ def test_kafka_flags_and_environment():
         "gaps": "ais.gaps",
         "port_visits": "ais.port_visits",
         "loitering": "ais.loitering",
+        "encounters": "ais.encounters",
     }
 
 

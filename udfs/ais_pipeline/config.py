@@ -26,6 +26,7 @@ OUTPUT_FORMATS = ("jsonl", "geoparquet")
 WINDOW_KINDS = ("tumbling", "sliding")
 
 if TYPE_CHECKING:
+    from ais_pipeline.rules.encounters import EncounterRules
     from ais_pipeline.rules.gaps import GapRules
     from ais_pipeline.rules.loitering import LoiteringRules
     from ais_pipeline.rules.ports import PortRules
@@ -212,6 +213,37 @@ _KNOBS: dict[str, _Knob] = {
         float,
         20.0,
         "loitering: an event is published this far from shore on average, or farther, nm",
+    ),
+    "encounter_hours": _Knob(
+        "--encounter-hours",
+        "ENCOUNTER_HOURS",
+        float,
+        2.0,
+        "encounters: hours side by side that make one, at least; 0: no encounters",
+    ),
+    "encounter_km": _Knob(
+        "--encounter-km", "ENCOUNTER_KM", float, 0.5, "encounters: side by side this close or closer, km"
+    ),
+    "encounter_merge_hours": _Knob(
+        "--encounter-merge-hours",
+        "ENCOUNTER_MERGE_HOURS",
+        float,
+        4.0,
+        "encounters: a pair's encounters less than this apart are one, hours",
+    ),
+    "encounter_knots": _Knob(
+        "--encounter-speed",
+        "ENCOUNTER_KNOTS",
+        float,
+        2.0,
+        "encounters: published under this median speed, kn",
+    ),
+    "encounter_port_km": _Knob(
+        "--encounter-port-km",
+        "ENCOUNTER_PORT_KM",
+        float,
+        10.0,
+        "encounters: published this far from the nearest anchorage or farther, km",
     ),
     "geohash_precision": _Knob("--geohash-precision", "GEOHASH_PRECISION", int, 6, "geohash cell precision, 1-12"),
     "max_clock_skew_s": _Knob(
@@ -408,6 +440,7 @@ OUTPUT_KEYS: dict[str, tuple[str, ...]] = {
     "gaps": ("id",),
     "port_visits": ("id",),
     "loitering": ("id",),
+    "encounters": ("id",),
 }
 
 
@@ -471,6 +504,11 @@ class PipelineConfig:
     loitering_hours: float = _default("loitering_hours")
     loitering_knots: float = _default("loitering_knots")
     loitering_shore_nm: float = _default("loitering_shore_nm")
+    encounter_hours: float = _default("encounter_hours")
+    encounter_km: float = _default("encounter_km")
+    encounter_merge_hours: float = _default("encounter_merge_hours")
+    encounter_knots: float = _default("encounter_knots")
+    encounter_port_km: float = _default("encounter_port_km")
     geohash_precision: int = _default("geohash_precision")
     max_clock_skew_s: int = _default("max_clock_skew_s")
     multipart_timeout_s: int = _default("multipart_timeout_s")
@@ -619,6 +657,21 @@ class PipelineConfig:
         return LoiteringRules(self.loitering_knots, self.loitering_hours, self.loitering_shore_nm)
 
     @property
+    def encounters(self) -> EncounterRules | None:
+        """Encounters' thresholds (None: off, ``--encounter-hours 0``); the rest are GFW's."""
+        from ais_pipeline.rules.encounters import EncounterRules
+
+        if self.encounter_hours == 0:
+            return None
+        return EncounterRules(
+            encounter_km=self.encounter_km,
+            min_minutes=self.encounter_hours * 60,
+            merge_hours=self.encounter_merge_hours,
+            max_speed_kn=self.encounter_knots,
+            min_port_km=self.encounter_port_km,
+        )
+
+    @property
     def out_of_orderness_ms(self) -> int:
         return self.out_of_orderness_s * 1000
 
@@ -676,11 +729,11 @@ class PipelineConfig:
             if not math.isfinite(getattr(self, name)):
                 raise bad(name, f"must be a finite number, not {getattr(self, name)}")
         for name in ("port_entry_km", "port_exit_km", "port_stop_knots", "port_move_knots", "port_gap_hours",
-                     "loitering_knots"):  # fmt: skip
+                     "loitering_knots", "encounter_km", "encounter_merge_hours", "encounter_knots"):  # fmt: skip
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise bad(name, f"must be a number above 0, not {value}")
-        for name in ("loitering_hours", "loitering_shore_nm"):
+        for name in ("loitering_hours", "loitering_shore_nm", "encounter_hours", "encounter_port_km"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise bad(name, f"must be a number of 0 or more, not {value}")

@@ -15,6 +15,7 @@ latitude) is:
   while the gap is open;
 - port visits: the port's point (the anchorage of the visit's first event);
 - loitering events: the event's mean place, a point;
+- encounters: the encounter's mean place, a point;
 - static records and dead letters: null (they have no place).
 
 Each file has the ``geo`` metadata of GeoParquet 1.1.0: the geometry column, its encoding (WKB),
@@ -46,6 +47,7 @@ GEOMETRY = {
     "gaps": "GAP",
     "port_visits": "POINT",
     "loitering": "POINT",
+    "encounters": "POINT",
 }
 
 PART_SUFFIX = ".parquet"

@@ -291,6 +291,33 @@ TABLES: dict[str, Table] = {
             replaced_when="t.open",
         ),
         Table(
+            "encounters",
+            "ais_encounters",
+            (
+                Column("id", "uuid", "id"),
+                Column("mmsi_1", "bigint", "mmsi_1"),
+                Column("mmsi_2", "bigint", "mmsi_2"),
+                Column("ship_type_1", "text", "ship_type_1"),
+                Column("ship_type_2", "text", "ship_type_2"),
+                Column("lat", _F, "lat"),
+                Column("lon", _F, "lon"),
+                Column("start_time", _TS, "start_time"),
+                Column("end_time", _TS, "end_time"),
+                Column("hours", _F, "hours"),
+                Column("median_distance_km", _F, "median_distance_km"),
+                Column("median_speed_kn", _F, "median_speed_kn"),
+                Column("points_1", "integer", "points_1"),
+                Column("points_2", "integer", "points_2"),
+                Column("shore_nm", _F, "shore_nm"),
+                Column("port_km", _F, "port_km"),
+                Column("published", "boolean", "published"),
+                Column("open", "boolean", "open"),
+                Column("as_of", _TS, "as_of"),
+            ),
+            ("id",),
+            replaced_when="t.open",
+        ),
+        Table(
             "dead_letter",
             "ais_dead_letter",
             (
@@ -446,6 +473,8 @@ GEOMETRY_COLUMNS = {
     "ais_port_visits": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
     # The event's mean place.
     "ais_loitering": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
+    # The encounter's mean place.
+    "ais_encounters": ("geom", "geometry(Point, 4326)", "ST_SetSRID(ST_MakePoint(lon, lat), 4326)"),
 }
 
 

@@ -160,6 +160,30 @@ CREATE TABLE IF NOT EXISTS ais_loitering (
 );
 CREATE INDEX IF NOT EXISTS ais_loitering_mmsi_time ON ais_loitering (mmsi, start_time);
 
+CREATE TABLE IF NOT EXISTS ais_encounters (
+    id                 uuid PRIMARY KEY,  -- the same from the encounter's first record to its close
+    mmsi_1             bigint NOT NULL,  -- the vessel of the lesser track name
+    mmsi_2             bigint NOT NULL,
+    ship_type_1        text NOT NULL,
+    ship_type_2        text NOT NULL,
+    lat                double precision NOT NULL,  -- the mean place, weighted by duration
+    lon                double precision NOT NULL,
+    start_time         timestamptz NOT NULL,
+    end_time           timestamptz,  -- null while open
+    hours              double precision NOT NULL,
+    median_distance_km double precision NOT NULL,
+    median_speed_kn    double precision NOT NULL,  -- implied, between the 10-minute marks
+    points_1           integer NOT NULL,  -- the positions each vessel's marks stand for
+    points_2           integer NOT NULL,
+    shore_nm           double precision NOT NULL,
+    port_km            double precision,  -- to the nearest anchorage; null beyond 50 km
+    published          boolean NOT NULL,  -- long, slow, away from ports and at sea, now
+    open               boolean NOT NULL,
+    as_of              timestamptz NOT NULL  -- the event time the record was written at
+);
+CREATE INDEX IF NOT EXISTS ais_encounters_mmsi_1_time ON ais_encounters (mmsi_1, start_time);
+CREATE INDEX IF NOT EXISTS ais_encounters_mmsi_2_time ON ais_encounters (mmsi_2, start_time);
+
 CREATE TABLE IF NOT EXISTS ais_dead_letter (
     id          uuid PRIMARY KEY,
     reason      text NOT NULL,

@@ -25,6 +25,7 @@ from ais_pipeline.jvm import metrics
 from ais_pipeline.jvm.state import key_switch
 from ais_pipeline.rules import outputs
 from ais_pipeline.rules.dedup import DUPLICATE_EXACT, LATE, LATE_VESSEL_MS, STATIC_FROM_ROWS, minute_tally, vessel_logic
+from ais_pipeline.rules.encounters import MARKS
 from ais_pipeline.rules.feeds import stamped_on_receipt
 from ais_pipeline.rules.lane import LaneParser
 from ais_pipeline.rules.parse import DeadLetter
@@ -47,9 +48,10 @@ BAD_FIXES = _tag("bad_fixes")
 GAPS = _tag("gaps")
 PORT_VISITS = _tag("port_visits")
 LOITERING = _tag("loitering")
+ENCOUNTER_MARKS = _tag(MARKS)  # each transmitter's marks, to the encounters' operators
 _OUTCOME_TAGS = {
     "positions": POSITIONS, "static": STATIC, "late": LATE_OUT, "bad_fixes": BAD_FIXES, "gaps": GAPS,
-    "port_visits": PORT_VISITS, "loitering": LOITERING,
+    "port_visits": PORT_VISITS, "loitering": LOITERING, MARKS: ENCOUNTER_MARKS,
 }  # fmt: skip
 
 

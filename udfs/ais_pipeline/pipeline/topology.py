@@ -9,8 +9,11 @@
     ─► exact copies ─► batch reports ─► dedup by MMSI ─► cell windows
        (Java, keyed    (Java, by        (Python, keyed    (Java, keyed
        by MMSI)        vessel shard)    by vessel shard)  by cell)
-                                        │ positions, static, late, bad fixes,
-                                        │ dead letters, tallies
+                                        │ positions, static, late, bad fixes, gaps,
+                                        │ port visits, loitering, dead letters, tallies
+                                        │ each transmitter's marks ─► encounters: marks to
+                                          cells ─► judged (keyed by cell) ─► runs (keyed by
+                                          track) ─► encounters (keyed by pair; Python)
 
 A lane is one source subtask's lines (a file run has one, the files in name order, unless
 ``--lanes per-file`` makes each reader's file a lane). Everything up to the watermarks runs per
@@ -29,7 +32,7 @@ from pyflink.common import Types
 from pyflink.datastream import DataStream, OutputTag, StreamExecutionEnvironment
 
 from ais_pipeline.config import PipelineConfig
-from ais_pipeline.functions import operators
+from ais_pipeline.functions import encounters, operators
 from ais_pipeline.functions.rows import (
     aggregate_type,
     columns,
@@ -52,7 +55,7 @@ from ais_pipeline.jvm.operators import (
 )
 from ais_pipeline.jvm.streams import keyed_by_first_field, parallelism, side_output
 from ais_pipeline.resources import helpers_jar
-from ais_pipeline.rules.dedup import coverage_rules_of, window_spec
+from ais_pipeline.rules.dedup import coverage_rules_of, encounter_steps, window_spec
 from ais_pipeline.rules.dedup import exact_copies as copy_rule
 from ais_pipeline.rules.lane import AUTO, NMEA
 from ais_pipeline.rules.outputs import OUTPUTS
@@ -77,6 +80,7 @@ class Streams:
     gaps: DataStream
     port_visits: DataStream
     loitering: DataStream
+    encounters: DataStream
     tally: DataStream
 
     def named(self) -> dict[str, DataStream]:
@@ -141,6 +145,41 @@ def gap_coverage(config: PipelineConfig, contributions: DataStream, gaps: DataSt
         rules.reach_ms,
         rules.ttl_ms,
     ).apply(contributions, gaps)
+
+
+def encounter_stream(config: PipelineConfig, marks: DataStream) -> DataStream:
+    """The encounters of each transmitter's marks (encounters on; else the marks, none), in
+    three keyed Python steps: cells, tracks, pairs."""
+    steps = encounter_steps(config)
+    if steps is None:
+        return marks
+    p = config.parallelism
+    to_cells = (
+        marks.flat_map(encounters.MarksToCells(steps), output_type=encounters.cell_type())
+        .name("encounters: marks to cells")
+        .set_parallelism(p)
+    )
+    judged = (
+        keyed_by_first_field(to_cells, Types.LONG(), encounters.cell_type())
+        .process(encounters.EncounterCells(steps), output_type=encounters.keyed_type())
+        .name("encounters: marks judged (keyed by 0.1-degree cell)")
+        .uid("encounter-cells")
+        .set_parallelism(p)
+    )
+    runs = (
+        keyed_by_first_field(judged, Types.STRING(), encounters.keyed_type())
+        .process(encounters.EncounterTracks(steps), output_type=encounters.keyed_type())
+        .name("encounters: runs (keyed by track)")
+        .uid("encounter-tracks")
+        .set_parallelism(p)
+    )
+    return (
+        keyed_by_first_field(runs, Types.STRING(), encounters.keyed_type())
+        .process(encounters.EncounterPairs(steps, config), output_type=Types.STRING())
+        .name("encounters (keyed by pair)")
+        .uid("encounter-pairs")
+        .set_parallelism(p)
+    )
 
 
 def build_pipeline(
@@ -208,6 +247,7 @@ def build_pipeline(
         gaps=gap_coverage(config, contributions, lines_of(side(vessels, operators.GAPS), "gap")),
         port_visits=lines_of(side(vessels, operators.PORT_VISITS), "port visit"),
         loitering=lines_of(side(vessels, operators.LOITERING), "loitering event"),
+        encounters=encounter_stream(config, side(vessels, operators.ENCOUNTER_MARKS)),
         tally=side(parsed, operators.TALLY).union(
             side(reports, operators.TALLY), lines_of(side(vessels, operators.TALLY), "tally")
         ),

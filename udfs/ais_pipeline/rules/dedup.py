@@ -33,6 +33,7 @@ whichever is longest.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -47,6 +48,7 @@ from ais_pipeline.anchorages import load_anchorages
 from ais_pipeline.rules.copies import ExactCopies, identity_horizon_ms
 from ais_pipeline.rules.coverage import CoverageRules, coverage_rules
 from ais_pipeline.rules.decode import DecodeError, Position, Static, decode
+from ais_pipeline.rules.encounters import MARKS, EncounterSteps
 from ais_pipeline.rules.gaps import Gap, GapRules, VesselGaps
 from ais_pipeline.rules.loitering import Loitering
 from ais_pipeline.rules.outputs import (
@@ -522,7 +524,8 @@ class VesselLogic:
     def _transmitter_records(self, records: list[Record]) -> None:
         for output, line, is_open in records:
             self.records.append((output, line))
-            self._count(f"{output}_{'open' if is_open else 'closed'}", 1)
+            if output != MARKS:  # the encounters' marks: what their steps take, not events
+                self._count(f"{output}_{'open' if is_open else 'closed'}", 1)
 
     def _keep_track(self, store: VesselStore, track: VesselTracks, meta: VesselMeta, moved_to: int) -> None:
         """Store the tracks (none once they hold nothing) and arm the timer their next step needs."""
@@ -660,10 +663,11 @@ def exact_copies(config: PipelineConfig) -> ExactCopies:
 
 
 def transmitter_rules(config: PipelineConfig) -> TransmitterRules | None:
-    """The rules per transmitter of a run's flags (None: port visits and loitering both off),
-    the anchorage list read once; the distance from shore is built on the first slow hour."""
-    ports, loitering = config.port_visits, config.loitering
-    if ports is None and loitering is None:
+    """The rules per transmitter of a run's flags (None: port visits, loitering and encounters
+    all off), the anchorage list read once; the distance from shore is built on the first slow
+    hour."""
+    ports, loitering, encounters = config.port_visits, config.loitering, config.encounters
+    if ports is None and loitering is None and encounters is None:
         return None
     rules = config.track_rules
     return TransmitterRules(
@@ -672,7 +676,39 @@ def transmitter_rules(config: PipelineConfig) -> TransmitterRules | None:
         config.gap_ttl_ms,
         rules.max_knots,
         rules.noise_m,
+        encounters,
     )
+
+
+def encounter_steps(config: PipelineConfig) -> EncounterSteps | None:
+    """The encounters' keyed steps of a run's flags (None: off). A mark's time is judged once the
+    watermark is past it by the resampling's gap (a later position makes it, at most that much
+    later), the vessel operator's wait for a position's judgement (it is accepted by then) and a
+    watermark step."""
+    rules = config.encounters
+    if rules is None:
+        return None
+    step = window_spec(config).watermark_step_ms
+    return EncounterSteps(rules, rules.max_gap_ms + config.track_rules.max_gap_ms + 2 * step)
+
+
+PORT_REACH_KM = 50.0  # an encounter's distance to the nearest anchorage is given up to this
+
+
+def encounter_where(config: PipelineConfig) -> Callable[[float, float], tuple[float | None, float]]:
+    """A place's distance to the nearest anchorage of the run's list (None: none within
+    :data:`PORT_REACH_KM`, or port visits off) and from shore (nm); the list read on first use."""
+    ports = config.port_visits
+    path = None if ports is None else ports.anchorages
+
+    def where(lat: float, lon: float) -> tuple[float | None, float]:
+        port_km = None
+        if path is not None:
+            nearest = load_anchorages(path).nearest(lat, lon, PORT_REACH_KM)
+            port_km = None if nearest is None else nearest[1]
+        return port_km, shore.distance_to_shore_nm(lat, lon)
+
+    return where
 
 
 def vessel_logic(config: PipelineConfig) -> VesselLogic:

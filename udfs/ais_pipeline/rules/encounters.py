@@ -109,6 +109,7 @@ class Resampler:
     rules: EncounterRules = EncounterRules()
     last: Fix | None = None
     first: bool = True  # the last fix is the track's first: a mark at its very time is made
+    name: str = ""  # the track's, in the job
 
     def add(self, fix: Fix) -> list[Mark]:
         last = self.last
@@ -387,6 +388,7 @@ def merge(raws: Iterable[RawEncounter], rules: EncounterRules = EncounterRules()
 
 
 ENCOUNTERS = "encounters"  # the output
+MARKS = "encounter_marks"  # the vessel operator's marks, to the encounters' steps
 KM_PER_NM = 1.852
 
 
@@ -882,3 +884,70 @@ class EncounterFlow:
                         self._timer("pairs", due, key)
                     if p.empty:
                         self.pairs.pop(key, None)  # type: ignore[call-overload]
+
+
+# -- the steps' keyed state, as JSON text (Flink keeps it; readable by the next version) --------
+
+
+def cell_to_json(cell: CellMarks) -> str:
+    return json.dumps([[ts, [[own, mark_to_list(m)] for m, own in entries]] for ts, entries in cell.by_time.items()])
+
+
+def cell_from_json(text: str) -> CellMarks:
+    return CellMarks(
+        {int(ts): [(mark_from_list(m), bool(own)) for own, m in entries] for ts, entries in json.loads(text)}
+    )
+
+
+def track_to_json(track: TrackState) -> str:
+    runs = track.runs
+    return json.dumps(
+        {
+            "name": track.name,
+            "kinds": track.kinds,
+            "last": runs.last,
+            "open": {
+                t: [[mark_to_list(a), mark_to_list(b), d] for a, b, d in steps] for t, steps in runs.runs.open.items()
+            },
+            "pending": [
+                [mark_to_list(m), [[d, mark_to_list(n)] for d, n in near]] for m, near in runs.pending.values()
+            ],
+        }
+    )
+
+
+def track_from_json(text: str, rules: EncounterRules) -> TrackState:
+    v = json.loads(text)
+    runs = Runs(rules, {t: [(mark_from_list(a), mark_from_list(b), float(d)) for a, b, d in steps]
+                        for t, steps in v["open"].items()}, notes=[])  # fmt: skip
+    pending = {}
+    for m, near in v["pending"]:
+        mark = mark_from_list(m)
+        pending[mark.ts] = (mark, [(float(d), mark_from_list(n)) for d, n in near])
+    return TrackState(TrackRuns(rules, runs, pending, v["last"]), v["name"], v["kinds"])
+
+
+def pair_to_json(pair: PairState) -> str:
+    e = pair.encounters
+    return json.dumps(
+        {
+            "pair": list(e.pair),
+            "raws": [raw_to_list(r) for r in e.raws],
+            "going": {t: raw_to_list(r) for t, r in e.going.items()},
+            "end": e.end,
+            "short": e.short,
+            "items": [[upto, items] for upto, items in pair.items.items()],
+            "kinds": pair.kinds,
+            "written": pair.written,
+        }
+    )
+
+
+def pair_from_json(text: str) -> PairState:
+    v = json.loads(text)
+    a, b = v["pair"]
+    encounters = PairEncounters(
+        (a, b), [raw_from_list(r) for r in v["raws"]], {t: raw_from_list(r) for t, r in v["going"].items()},
+        v["end"], {t: int(s) for t, s in v["short"].items()},
+    )  # fmt: skip
+    return PairState(encounters, {int(upto): items for upto, items in v["items"]}, v["kinds"], v["written"])

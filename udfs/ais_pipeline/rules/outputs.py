@@ -21,6 +21,7 @@ from ais_pipeline.rules.windows import Aggregate
 
 OUTPUTS = (
     "positions", "static", "aggregates", "late", "dead_letter", "bad_fixes", "gaps", "port_visits", "loitering",
+    "encounters",
 )  # fmt: skip
 
 # Summary figures, in the order summary.json lists them. Each input line lands in exactly one of

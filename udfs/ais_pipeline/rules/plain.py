@@ -1,9 +1,10 @@
 """The same job as one plain Python loop: no Flink, dicts for state, a heap for timers.
 
 It runs the very logic the Flink operators run (the lane's parse and multipart, the receivers'
-watermark, exact copies, dedup, windows) with Flink's event-time rules at parallelism 1: a line is
-judged against the watermark of the lines before it; when a line moves the watermark, the timers
-that fall due fire operator by operator: the exact copies', the vessels', the cells'. It is the
+watermark, exact copies, dedup, encounters, windows) with Flink's event-time rules at parallelism
+1: a line is judged against the watermark of the lines before it; when a line moves the watermark,
+the timers that fall due fire operator by operator: the exact copies', the vessels', the
+encounters' steps', the cells'. It is the
 alternative a user would write by hand, the oracle the Flink job is tested against, and the
 benchmark's baseline. No file is read or written here: ``python -m ais_pipeline.tools.plain`` runs
 it on files.
@@ -28,11 +29,14 @@ from ais_pipeline.rules.dedup import (
     STATIC_FROM_ROWS,
     DictVesselStore,
     coverage_rules_of,
+    encounter_steps,
+    encounter_where,
     exact_copies,
     minute_tally,
     vessel_logic,
     window_spec,
 )
+from ais_pipeline.rules.encounters import MARKS, EncounterFlow
 from ais_pipeline.rules.lane import DictGroupStores, LaneParser
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.records import TIME_UNKNOWN, Report, VesselPane
@@ -54,6 +58,7 @@ class PlainResult:
     gaps: list[str] = field(default_factory=list)
     port_visits: list[str] = field(default_factory=list)
     loitering: list[str] = field(default_factory=list)
+    encounters: list[str] = field(default_factory=list)
     tallies: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -88,6 +93,9 @@ class PlainPipeline:
         # Gaps on: what the stream heard around each gap, per 1-degree cell.
         self.coverage_rules = coverage_rules_of(config)
         self.coverage: defaultdict[str, CellCoverage] = defaultdict(CellCoverage)
+        # Encounters on: their three keyed steps (cells, tracks, pairs), after the vessels'.
+        steps = encounter_steps(config)
+        self.encounters = None if steps is None else EncounterFlow(steps, encounter_where(config))
         # One heap of (time, key) per operator, and the set of (time, key) already queued.
         self._timers: dict[str, list[tuple[int, object]]] = {k: [] for k in TIMER_KINDS}
         self._queued: dict[str, set[tuple[int, object]]] = {k: set() for k in TIMER_KINDS}
@@ -158,7 +166,10 @@ class PlainPipeline:
         logic.counts.clear()
 
     def _record(self, name: str, line: str) -> None:
-        if name == "gaps" and self.coverage_rules is not None:
+        if name == MARKS:
+            if self.encounters is not None:
+                self.encounters.mark(line)
+        elif name == "gaps" and self.coverage_rules is not None:
             gap = outputs.gap_hours(line)
             start = cell_of(*gap_start(line))
             self.coverage[start].gap(self.coverage_rules, gap, line)
@@ -213,6 +224,10 @@ class PlainPipeline:
                     for agg in self.windows.on_timer(cstore, key, ts):  # type: ignore[arg-type]
                         self.out.aggregates.append(outputs.aggregate_json(agg, self.windows.spec.slide_ms))
                     self._collect_timers("cells", key, cstore)
+            if kind == "vessels" and self.encounters is not None:
+                self.encounters.advance(watermark, final=watermark == END_OF_INPUT)
+                self.out.encounters += [line for line, _ in self.encounters.records]
+                self.encounters.records.clear()
 
     def _coverage(self, cell: str, ts: int) -> None:
         assert self.coverage_rules is not None

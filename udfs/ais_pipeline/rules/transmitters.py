@@ -1,5 +1,8 @@
 """A vessel's transmitters, for the rules that follow one transmitter across silences: port
-visits (:mod:`ais_pipeline.rules.ports`) and loitering (:mod:`ais_pipeline.rules.loitering`).
+visits (:mod:`ais_pipeline.rules.ports`), loitering (:mod:`ais_pipeline.rules.loitering`) and
+the encounters' resampling (:mod:`ais_pipeline.rules.encounters`: each transmitter is a track,
+named by its MMSI and the lineage it was first heard with, whose marks go on to the encounters'
+keyed steps).
 
 The tracks tell the transmitters of an MMSI apart: each accepted fix carries its lineage
 (:attr:`ais_pipeline.rules.tracks.Fix.lineage`), which follows one transmitter across silences
@@ -20,6 +23,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from ais_pipeline.rules.encounters import MARKS, EncounterRules, Resampler, mark_line, track_name
+from ais_pipeline.rules.encounters import Fix as MarkFix
 from ais_pipeline.rules.loitering import LOITERING, Loitering, LoiteringTrack
 from ais_pipeline.rules.ports import PortVisits, VesselPorts, ports_from_list, ports_to_list
 from ais_pipeline.rules.tracks import MAX_KNOTS, NOISE_M, distance_nm, lineage_score
@@ -39,15 +44,34 @@ class Transmitter:
     last_lon: float = 0.0
     ports: VesselPorts = field(default_factory=VesselPorts)
     loitering: LoiteringTrack = field(default_factory=LoiteringTrack)
+    marks: Resampler | None = None  # the encounters' resampling (encounters on), its track named
 
     def to_list(self) -> list[Any]:
-        return [self.heard, self.last_ts, self.last_lat, self.last_lon, ports_to_list(self.ports),
-                self.loitering.to_list()]  # fmt: skip
+        out = [self.heard, self.last_ts, self.last_lat, self.last_lon, ports_to_list(self.ports),
+               self.loitering.to_list()]  # fmt: skip
+        if self.marks is not None:
+            out.append(resampler_to_list(self.marks))
+        return out
 
     @classmethod
     def from_list(cls, v: list[Any]) -> Transmitter:
-        heard, last_ts, lat, lon, ports, loitering = v
-        return cls(heard, last_ts, lat, lon, ports_from_list(ports), LoiteringTrack.from_list(loitering))
+        heard, last_ts, lat, lon, ports, loitering = v[:6]
+        marks = resampler_from_list(v[6]) if len(v) > 6 else None  # none written before the encounters
+        return cls(heard, last_ts, lat, lon, ports_from_list(ports), LoiteringTrack.from_list(loitering), marks)
+
+
+def resampler_to_list(r: Resampler) -> list[Any]:
+    last = r.last
+    if last is None:
+        return [r.name]
+    return [r.name, r.first, last.ts, last.lat, last.lon, last.category]
+
+
+def resampler_from_list(v: list[Any]) -> Resampler:
+    if len(v) == 1:
+        return Resampler(name=v[0])
+    name, first, ts, lat, lon, category = v
+    return Resampler(last=MarkFix(name, ts, lat, lon, 0.0, category), first=first, name=name)
 
 
 @dataclass
@@ -131,9 +155,11 @@ class TransmitterRules:
         ttl_ms: int,
         max_knots: float = MAX_KNOTS,
         noise_m: float = NOISE_M,
+        encounters: EncounterRules | None = None,
     ) -> None:
         self.ports = ports
         self.loitering = loitering
+        self.encounters = encounters
         self.ttl_ms = ttl_ms  # a transmitter no lineage follows is kept this long after its last position
         self.max_knots = max_knots
         self.noise_nm = noise_m / 1852
@@ -149,6 +175,11 @@ class TransmitterRules:
             before = (t.last_ts, t.last_lat, t.last_lon) if t.heard else None
             records = self.loitering.position(t.loitering, before, fix.ts, fix.lat, fix.lon, fix.category, mmsi)
             out += [(LOITERING, r, o) for r, o in records]
+        if self.encounters is not None and after:
+            if t.marks is None:
+                t.marks = Resampler(self.encounters, name=track_name(mmsi, fix.lineage))
+            point = MarkFix(t.marks.name, fix.ts, fix.lat, fix.lon, 0.0, fix.category)
+            out += [(MARKS, mark_line(m), False) for m in t.marks.add(point)]
         if after:
             t.heard, t.last_ts, t.last_lat, t.last_lon = True, fix.ts, fix.lat, fix.lon
         return out

@@ -40,6 +40,12 @@ def keyed_type() -> Any:
     return Types.ROW([Types.STRING(), Types.STRING()])
 
 
+def _key(ctx: Any) -> Any:
+    """The current key (keyed in Java by a row's first field: a row of one field)."""
+    key = ctx.get_current_key()
+    return key[0] if isinstance(key, (Row, tuple, list)) else key
+
+
 def _final(ctx: Any) -> bool:
     return bool(ctx.timer_service().current_watermark() > END_OF_INPUT_TIMER)
 
@@ -71,10 +77,10 @@ class EncounterCells(_Step):
     def __init__(self, steps: EncounterSteps) -> None:
         super().__init__(steps, "encounter-cell")
 
-    def process_element(self, value: Row, ctx: Any) -> Iterator[Row]:
+    def process_element(self, value: str, ctx: Any) -> Iterator[Row]:
         text = self.state.value()
         cell = CellMarks() if text is None else cell_from_json(text)
-        ctx.timer_service().register_event_time_timer(self.steps.cell_mark(cell, value[1]))
+        ctx.timer_service().register_event_time_timer(self.steps.cell_mark(cell, value))
         self.state.update(cell_to_json(cell))
         return iter(())
 
@@ -101,9 +107,9 @@ class EncounterTracks(_Step):
         text = self.state.value()
         return self.steps.new_track() if text is None else track_from_json(text, self.steps.rules)
 
-    def process_element(self, value: Row, ctx: Any) -> Iterator[Row]:
+    def process_element(self, value: str, ctx: Any) -> Iterator[Row]:
         track = self._track()
-        ctx.timer_service().register_event_time_timer(self.steps.track_mark(track, value[1]))
+        ctx.timer_service().register_event_time_timer(self.steps.track_mark(track, value))
         self.state.update(track_to_json(track))
         return iter(())
 
@@ -134,10 +140,10 @@ class EncounterPairs(_Step):
         super().open(runtime_context)
         self.where = encounter_where(self.config)
 
-    def process_element(self, value: Row, ctx: Any) -> Iterator[str]:
+    def process_element(self, value: str, ctx: Any) -> Iterator[str]:
         text = self.state.value()
-        pair = self.steps.new_pair(value[0]) if text is None else pair_from_json(text)
-        ctx.timer_service().register_event_time_timer(self.steps.pair_item(pair, value[1]))
+        pair = self.steps.new_pair(_key(ctx)) if text is None else pair_from_json(text)
+        ctx.timer_service().register_event_time_timer(self.steps.pair_item(pair, value))
         self.state.update(pair_to_json(pair))
         return iter(())
 

@@ -154,27 +154,30 @@ def encounter_stream(config: PipelineConfig, marks: DataStream) -> DataStream:
     if steps is None:
         return marks
     p = config.parallelism
+    # A new chain: the vessel operator emits its side outputs from inside its Python call, and a
+    # Python operator chained to one would be called from inside it.
     to_cells = (
         marks.flat_map(encounters.MarksToCells(steps), output_type=encounters.cell_type())
         .name("encounters: marks to cells")
         .set_parallelism(p)
+        .start_new_chain()
     )
     judged = (
-        keyed_by_first_field(to_cells, Types.LONG(), encounters.cell_type())
+        keyed_by_first_field(to_cells, Types.LONG(), Types.STRING())
         .process(encounters.EncounterCells(steps), output_type=encounters.keyed_type())
         .name("encounters: marks judged (keyed by 0.1-degree cell)")
         .uid("encounter-cells")
         .set_parallelism(p)
     )
     runs = (
-        keyed_by_first_field(judged, Types.STRING(), encounters.keyed_type())
+        keyed_by_first_field(judged, Types.STRING(), Types.STRING())
         .process(encounters.EncounterTracks(steps), output_type=encounters.keyed_type())
         .name("encounters: runs (keyed by track)")
         .uid("encounter-tracks")
         .set_parallelism(p)
     )
     return (
-        keyed_by_first_field(runs, Types.STRING(), encounters.keyed_type())
+        keyed_by_first_field(runs, Types.STRING(), Types.STRING())
         .process(encounters.EncounterPairs(steps, config), output_type=Types.STRING())
         .name("encounters (keyed by pair)")
         .uid("encounter-pairs")

@@ -188,11 +188,21 @@ def scene(seed: int, lon0: float) -> list[Fix]:
 # -- the job's three keyed steps, run as the plain loop runs them ----------------------------------
 
 
-def stepped(fixes_: list[Fix], rules: EncounterRules, lag_ms: int = 0, where: Any = None) -> list[dict[str, Any]]:
+def stepped(
+    fixes_: list[Fix], rules: EncounterRules, lag_ms: int = 0, where: Any = None, stored: bool = False
+) -> list[dict[str, Any]]:
     """The records the three keyed steps write for ``fixes_`` (in time order): each transmitter's
     marks sent on as its fixes come, the watermark ``lag_ms`` behind the newest fix; at the end
-    the watermark goes a year on (every track ends)."""
+    the watermark goes a year on (every track ends). ``stored``: every state written as the job
+    keeps it (JSON) and read back after each step."""
+    from ais_pipeline.rules import encounters as e
     from ais_pipeline.rules.encounters import EncounterFlow, EncounterSteps, Resampler, mark_line
+
+    def store(flow: EncounterFlow) -> None:
+        if stored:
+            flow.cells = {k: e.cell_from_json(e.cell_to_json(v)) for k, v in flow.cells.items()}
+            flow.tracks = {k: e.track_from_json(e.track_to_json(v), rules) for k, v in flow.tracks.items()}
+            flow.pairs = {k: e.pair_from_json(e.pair_to_json(v)) for k, v in flow.pairs.items()}
 
     wait = rules.max_gap_ms + lag_ms + rules.step_ms
     flow = EncounterFlow(EncounterSteps(rules, wait), where or (lambda lat, lon: (None, 100.0)))
@@ -201,6 +211,7 @@ def stepped(fixes_: list[Fix], rules: EncounterRules, lag_ms: int = 0, where: An
         for mark in resamplers.setdefault(fix.track, Resampler(rules)).add(fix):
             flow.mark(mark_line(mark))
         flow.advance(fix.ts - lag_ms)
+        store(flow)
     flow.advance(fixes_[-1].ts + 365 * 86_400_000)
     return [json.loads(line) for line, _ in flow.records]
 
@@ -297,3 +308,19 @@ def test_the_inputs_end_leaves_an_encounter_open() -> None:
         flow.advance(fix.ts)
     flow.advance(2**63 - 1, final=True)
     assert [json.loads(line)["open"] for line, _ in flow.records] == [True]
+
+
+def test_two_tracks_of_one_mmsi_are_never_an_encounter() -> None:
+    """A shared MMSI's two transmitters side by side (tracks 100.0 and 100.7)."""
+    fixes_ = [Fix("100.7" if f.track == "200.0" else f.track, f.ts, f.lat, f.lon, 0.0, f.category)
+              for f in side_by_side(3.0)]  # fmt: skip
+    assert stepped(fixes_, EncounterRules()) == []
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_steps_state_read_back_from_json_gives_the_same_records(name: str) -> None:
+    fixes_ = numbered(fixes(CASES[name]))
+    rules = EncounterRules(**{**GOLDEN["rules"], **ANY_SPEED})
+    assert stepped(fixes_, rules, stored=True) == stepped(fixes_, rules)
+    twice = side_by_side(2.5, apart_hours=3.0, again_hours=2.5)
+    assert stepped(twice, EncounterRules(), stored=True) == stepped(twice, EncounterRules())

@@ -702,6 +702,9 @@ class EncounterSteps:
         mark's track and the record for it."""
         out = []
         for mark, near in cell.judge(at - self.wait_ms, self.rules):
+            # Two tracks of one MMSI (a shared MMSI's transmitters) are never an encounter.
+            mmsi = track_mmsi(mark.track)
+            near = [(d, n) for d, n in near if track_mmsi(n.track) != mmsi]
             record = [mark_to_list(mark), [[d, mark_to_list(n)] for d, n in near]]
             out.append((mark.track, json.dumps(record, separators=(",", ":"))))
         return out

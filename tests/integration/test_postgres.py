@@ -511,3 +511,24 @@ def test_the_loitering_cases_run_into_postgres_hold_each_events_last_word_and_it
             " FROM ais_loitering ORDER BY mmsi"
         ).fetchall()
     assert rows == [(IDLE, False, True, True), (STILL, True, True, True)]
+
+
+def test_the_encounter_cases_run_into_postgres_hold_each_encounters_last_word_and_its_point(
+    postgres_server: PostgresServer, tmp_path: Path
+):
+    from tests.support.encounter_cases import MEET, TWICE, encounter_case_lines
+
+    feed = tmp_path / "encounters.nmea"
+    feed.write_text("\n".join(encounter_case_lines()) + "\n")
+    target = postgres_server.create_database("encounters")
+    url = postgres_server.url("encounters").replace("ais@", f"ais:{postgres_server.password}@")
+    done = cli("run", "--input", str(feed), "--output", str(tmp_path / "out"), "--postgres", url, "--no-wait",
+               "--web-ui-port", "0", "--windows", "tumbling")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert in_tables(target)["encounters"] == as_stored(tmp_path / "out")["encounters"]
+    with postgres.connect(target) as conn:
+        rows = conn.execute(
+            "SELECT least(mmsi_1, mmsi_2), greatest(mmsi_1, mmsi_2), open, published, hours,"
+            " round(ST_X(geom)::numeric, 6) = round(lon::numeric, 6) FROM ais_encounters ORDER BY 1"
+        ).fetchall()
+    assert rows == [(*sorted(MEET), False, True, 3.0, True), (*sorted(TWICE), False, True, 8.0, True)]

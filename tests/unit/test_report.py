@@ -316,3 +316,29 @@ def test_the_page_lists_the_longest_loitering_and_the_map_marks_it(tmp_path: Pat
     rows = re.findall(r"<tr><td>(\d+)</td><td>[^<]*</td><td>[^<]*</td><td>([\d.]+)</td><td>([^<]+)</td>", table)
     # Each event by its last word, longest first: the one still going at the end, then the closed one.
     assert rows == [(str(STILL), "13.0", "open"), (str(IDLE), "10.0", "closed")]
+
+
+def test_the_page_lists_the_longest_encounters_and_the_map_marks_them(tmp_path: Path):
+    import re
+
+    from ais_pipeline.config import PipelineConfig
+    from ais_pipeline.files import write_outputs
+    from ais_pipeline.rules.plain import run_plain
+    from tests.support.encounter_cases import MEET, TWICE, encounter_case_lines
+
+    out = tmp_path / "run"
+    result = run_plain(PipelineConfig(), encounter_case_lines())
+    write_outputs(result, out)
+    (out / "summary.json").write_text(json.dumps(dict(result.totals)))
+    assert main([str(out)]) == 0
+    page = (out / "report" / "index.html").read_text()
+    table = page[page.index('<table id="encounters">') :].split("</table>")[0]
+    rows = re.findall(
+        r"<tr><td>(\d+)</td><td>[^<]*</td><td>(\d+)</td><td>[^<]*</td><td>[^<]*</td><td>([\d.]+)</td><td>(\w+)</td>",
+        table,
+    )
+    # Each encounter by its last word, longest first (the moored pair in port is none).
+    assert rows == [
+        (str(min(TWICE)), str(max(TWICE)), "8.0", "closed"),
+        (str(min(MEET)), str(max(MEET)), "3.0", "closed"),
+    ]

@@ -17,7 +17,8 @@ hours|vessels|reports]`` reads the outputs of a file run (``--output DIR``) and 
   duplicates and late for dedup, the reports kept but late for the tumbling window, and the
   duplicate ratio;
 - ``index.html``: the pictures, and as tables the longest gaps, the busiest ports, the longest
-  loitering and the run summary; the map marks the gaps, ports and loitering too.
+  loitering, the longest encounters and the run summary; the map marks the gaps, ports,
+  loitering and encounters too.
 
 No map tiles: everything is drawn from the outputs and packaged data, offline.
 """
@@ -164,11 +165,13 @@ def draw_density(
     gaps: Sequence[tuple[float, float, bool]] = (),
     ports: Sequence[tuple[float, float, str]] = (),
     loitering: Sequence[tuple[float, float]] = (),
+    encounters: Sequence[tuple[float, float]] = (),
 ) -> Any:
     """The map, with the run's bad fixes (lat, lon) as red crosses, its gaps' starts (lat, lon,
     suspected) as triangles (suspected ones filled), its ports of call (lat, lon, label) as
-    labelled squares and its loitering events' places (lat, lon) as diamonds where they fall
-    inside it; returns its axes' colour bar (for tests of the scale)."""
+    labelled squares, its loitering events' places (lat, lon) as diamonds and its encounters'
+    places as stars where they fall inside it; returns its axes' colour bar (for tests of the
+    scale)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -220,6 +223,11 @@ def draw_density(
     if idle:
         ax.scatter([lon for _, lon in idle], [lat for lat, _ in idle], marker="D", s=26, facecolors="#f59f00",
                    edgecolors="black", lw=0.6, label=f"loitering ({len(idle)}): where it was")  # fmt: skip
+        legend = True
+    met = [(lat, lon) for lat, lon in encounters if x0 <= lon <= x1 and y0 <= lat <= y1]
+    if met:
+        ax.scatter([lon for _, lon in met], [lat for lat, _ in met], marker="*", s=60, facecolors="#ae3ec9",
+                   edgecolors="black", lw=0.5, label=f"encounters ({len(met)}): where they met")  # fmt: skip
         legend = True
     if legend:
         ax.legend(loc="lower left", fontsize=8)
@@ -546,16 +554,25 @@ def ports_table(ports: Sequence[dict[str, Any]]) -> str:
 LOITERING_SHOWN = 20
 
 
-def loitering_events(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The last word on each loitering event (closed over open, else the newest), of those
-    published at their last word, longest first."""
+def last_words(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last word on each event of records written under one id until closed (closed over open,
+    else the newest), of those published at their last word."""
     last: dict[str, dict[str, Any]] = {}
     for record in records:
         kept = last.get(record["id"])
         if kept is None or (kept["open"] and (not record["open"] or str(record["as_of"]) > str(kept["as_of"]))):
             last[record["id"]] = record
-    published = [e for e in last.values() if e["published"]]
-    return sorted(published, key=lambda e: (-float(e["hours"]), str(e["start_time"]), int(e["mmsi"])))
+    return [e for e in last.values() if e["published"]]
+
+
+def loitering_events(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The published loitering events' last words, longest first."""
+    return sorted(last_words(records), key=lambda e: (-float(e["hours"]), str(e["start_time"]), int(e["mmsi"])))
+
+
+def encounter_events(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The published encounters' last words, longest first."""
+    return sorted(last_words(records), key=lambda e: (-float(e["hours"]), str(e["start_time"]), str(e["id"])))
 
 
 def loitering_table(events: Sequence[dict[str, Any]]) -> str:
@@ -579,6 +596,34 @@ def loitering_table(events: Sequence[dict[str, Any]]) -> str:
     return f'<table id="loitering">\n{head}\n' + "\n".join(rows) + "\n</table>" + more
 
 
+ENCOUNTERS_SHOWN = 20
+
+
+def encounters_table(events: Sequence[dict[str, Any]]) -> str:
+    """The longest encounters, a row each."""
+    if not events:
+        return "<p>No two vessels met long enough, slow enough, away from ports, in this run.</p>"
+    head = (
+        "<tr><th>mmsi</th><th>ship type</th><th>mmsi</th><th>ship type</th><th>start</th><th>hours</th>"
+        "<th>state</th><th>median distance (km)</th><th>median speed (kn)</th><th>from shore (nm)</th>"
+        "<th>where</th></tr>"
+    )
+    rows = []
+    for e in events[:ENCOUNTERS_SHOWN]:
+        cells = [
+            e["mmsi_1"], e["ship_type_1"], e["mmsi_2"], e["ship_type_2"], e["start_time"], e["hours"],
+            "open" if e["open"] else "closed", e["median_distance_km"], e["median_speed_kn"], e["shore_nm"],
+            f"{e['lat']}, {e['lon']}",
+        ]  # fmt: skip
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    more = (
+        f"<p>{len(events) - ENCOUNTERS_SHOWN} more in the encounters output.</p>"
+        if len(events) > ENCOUNTERS_SHOWN
+        else ""
+    )
+    return f'<table id="encounters">\n{head}\n' + "\n".join(rows) + "\n</table>" + more
+
+
 def write_index(
     report: Path,
     summary: dict[str, Any],
@@ -586,6 +631,7 @@ def write_index(
     gaps: Sequence[dict[str, Any]] = (),
     ports: Sequence[dict[str, Any]] = (),
     loitering: Sequence[dict[str, Any]] = (),
+    encounters: Sequence[dict[str, Any]] = (),
 ) -> None:
     page = f"""<!doctype html>
 <html lang="en">
@@ -605,6 +651,8 @@ th,td{{border:1px solid #ccc;padding:.2em .6em;text-align:left}}img{{max-width:1
 {ports_table(ports)}
 <h2>Longest loitering (slow hours in a row, far from shore)</h2>
 {loitering_table(loitering)}
+<h2>Longest encounters (two vessels side by side at sea)</h2>
+{encounters_table(encounters)}
 <h2>Duplicates over time</h2>
 <img src="duplicates.png" alt="reports kept and dropped per minute" width="1000" height="450">
 <h2>Summary</h2>
@@ -626,11 +674,12 @@ def make_report(run_dir: Path, window: str = "tumbling", start: str | None = Non
     aggregates, late = read_records(run_dir / "aggregates"), read_records(run_dir / "late")
     bad = read_records(run_dir / "bad_fixes")
     gaps, visits = read_records(run_dir / "gaps"), read_records(run_dir / "port_visits")
-    loitering = read_records(run_dir / "loitering")
+    loitering, encounters = read_records(run_dir / "loitering"), read_records(run_dir / "encounters")
     where = str(run_dir / "aggregates")
     return draw_report(
-        run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad, gaps, visits, loitering
-    )
+        run_dir / "report", where, summary, aggregates, late, window, start, color_by, bad, gaps, visits, loitering,
+        encounters,
+    )  # fmt: skip
 
 
 def make_report_from_postgres(
@@ -640,7 +689,9 @@ def make_report_from_postgres(
     aggregates and late records of every run into them, and the summary of the newest file run."""
     from ais_pipeline import postgres
 
-    tables = postgres.read_outputs(target, ("aggregates", "late", "bad_fixes", "gaps", "port_visits", "loitering"))
+    tables = postgres.read_outputs(
+        target, ("aggregates", "late", "bad_fixes", "gaps", "port_visits", "loitering", "encounters")
+    )
     summary = postgres.latest_run_summary(target) or {}
     where = f"the table ais_aggregates in {target.shown()}"
     return draw_report(
@@ -656,6 +707,7 @@ def make_report_from_postgres(
         tables["gaps"],
         tables["port_visits"],
         tables["loitering"],
+        tables["encounters"],
     )
 
 
@@ -672,6 +724,7 @@ def draw_report(
     gap_records: Sequence[dict[str, Any]] = (),
     visit_records: Sequence[dict[str, Any]] = (),
     loitering_records: Sequence[dict[str, Any]] = (),
+    encounter_records: Sequence[dict[str, Any]] = (),
 ) -> Path:
     aggregates, others = one_configuration(aggregates)
     windows = final_aggregates(aggregates, window)
@@ -711,11 +764,14 @@ def draw_report(
     called = [(p["lat"], p["lon"], p["port"]) for p in ports]
     loitering = loitering_events(loitering_records)
     idle = [(float(e["lat"]), float(e["lon"])) for e in loitering]
-    draw_density(cell_boxes(aggs, precision), map_title, color_by, report / "density.png", bad, starts, called, idle)
+    encounters = encounter_events(encounter_records)
+    met = [(float(e["lat"]), float(e["lon"])) for e in encounters]
+    boxes = cell_boxes(aggs, precision)
+    draw_density(boxes, map_title, color_by, report / "density.png", bad, starts, called, idle, met)
     draw_types(hours_by_type(tumbling), float(summary.get("late_hours") or 0.0), report / "types.png")
     late = late_per_minute(late_records)
     draw_duplicates(summary.get("per_minute") or {}, late, report / "duplicates.png")
-    write_index(report, summary, title, gaps, ports, loitering)
+    write_index(report, summary, title, gaps, ports, loitering, encounters)
     return report
 
 

@@ -224,6 +224,13 @@ _KNOBS: dict[str, _Knob] = {
     "encounter_km": _Knob(
         "--encounter-km", "ENCOUNTER_KM", float, 0.5, "encounters: side by side this close or closer, km"
     ),
+    "encounter_gap_minutes": _Knob(
+        "--encounter-gap-minutes",
+        "ENCOUNTER_GAP_MINUTES",
+        float,
+        60.0,
+        "encounters: no resampled mark across a silence this long, minutes",
+    ),
     "encounter_merge_hours": _Knob(
         "--encounter-merge-hours",
         "ENCOUNTER_MERGE_HOURS",
@@ -506,6 +513,7 @@ class PipelineConfig:
     loitering_shore_nm: float = _default("loitering_shore_nm")
     encounter_hours: float = _default("encounter_hours")
     encounter_km: float = _default("encounter_km")
+    encounter_gap_minutes: float = _default("encounter_gap_minutes")
     encounter_merge_hours: float = _default("encounter_merge_hours")
     encounter_knots: float = _default("encounter_knots")
     encounter_port_km: float = _default("encounter_port_km")
@@ -664,6 +672,7 @@ class PipelineConfig:
         if self.encounter_hours == 0:
             return None
         return EncounterRules(
+            max_gap_ms=round(self.encounter_gap_minutes * 60_000),
             encounter_km=self.encounter_km,
             min_minutes=self.encounter_hours * 60,
             merge_hours=self.encounter_merge_hours,
@@ -729,7 +738,8 @@ class PipelineConfig:
             if not math.isfinite(getattr(self, name)):
                 raise bad(name, f"must be a finite number, not {getattr(self, name)}")
         for name in ("port_entry_km", "port_exit_km", "port_stop_knots", "port_move_knots", "port_gap_hours",
-                     "loitering_knots", "encounter_km", "encounter_merge_hours", "encounter_knots"):  # fmt: skip
+                     "loitering_knots", "encounter_km", "encounter_gap_minutes", "encounter_merge_hours",
+                     "encounter_knots"):  # fmt: skip
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise bad(name, f"must be a number above 0, not {value}")

@@ -43,16 +43,21 @@ LEAN = "lean Python loop (the speed baseline)"
 PY = sys.executable
 
 
+MEET = 0.01  # the fraction of the benchmark feeds' fleet in pairs side by side
+
+
 def feed(size: int, vessels: int | None = None) -> Path:
     """The seeded benchmark feed of ``size`` lines (``vessels``: its fleet, by default about 480
-    lines per vessel and hour)."""
-    path = OUT / (f"feed-{size}.nmea" if vessels is None else f"feed-{size}-{vessels}-vessels.nmea")
+    lines per vessel and hour), 1 % of its fleet in pairs side by side."""
+    path = OUT / (f"feed-{size}-meet.nmea" if vessels is None else f"feed-{size}-{vessels}-vessels-meet.nmea")
     if not path.exists():
         OUT.mkdir(parents=True, exist_ok=True)
         fleet = [] if vessels is None else ["--vessels", str(vessels)]
         with path.open("w") as fh:
             subprocess.run(
-                [PY, "-m", "bench.gen_feed", "--lines", str(size), "--seed", "1", *fleet], stdout=fh, check=True
+                [PY, "-m", "bench.gen_feed", "--lines", str(size), "--seed", "1", *fleet, "--meet", str(MEET)],
+                stdout=fh,
+                check=True,
             )
     return path
 
@@ -302,10 +307,11 @@ def run(
             ),
         ]
         variants = job_variants(parallelisms)
-        if 1 in parallelisms:  # what gap events, port visits and loitering cost: the same run with each off
+        if 1 in parallelisms:  # what gap events, port visits, loitering and encounters cost: each off
             variants.append((GAPS_OFF, ["--parallelism", "1", "--gap-hours", "0"]))
             variants.append((PORTS_OFF, ["--parallelism", "1", "--ports", "off"]))
             variants.append((LOITERING_OFF, ["--parallelism", "1", "--loitering-hours", "0"]))
+            variants.append((ENCOUNTERS_OFF, ["--parallelism", "1", "--encounter-hours", "0"]))
         for name, flags in variants:
             out = Path(tempfile.mkdtemp(prefix="bench-"))
             job = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", str(path), "--output", str(out)]
@@ -502,6 +508,7 @@ P1, P2, TM2 = "Flink job, parallelism 1", "Flink job, parallelism 2", "Flink job
 GAPS_OFF = "Flink job, parallelism 1, gap events off"
 PORTS_OFF = "Flink job, parallelism 1, port visits off"
 LOITERING_OFF = "Flink job, parallelism 1, loitering off"
+ENCOUNTERS_OFF = "Flink job, parallelism 1, encounters off"
 GEOPARQUET_P1 = "Flink job, parallelism 1, the same day as GeoParquet"
 
 
@@ -577,6 +584,7 @@ def targets(
         (GAPS_OFF, "gap events'", "them"),
         (PORTS_OFF, "port visits'", "them"),
         (LOITERING_OFF, "loitering's", "it"),
+        (ENCOUNTERS_OFF, "encounters'", "them"),
     ):
         off_row = find(rows, off_name, largest)
         if p1 and off_row:
@@ -754,7 +762,7 @@ def main() -> int:
     fleet_rows: list[dict[str, Any]] = []
     if args.fleet:
         fleet_lines, fleet_vessels = (int(n) for n in args.fleet.split(":"))
-        fleet_only = {"plain Python loop", LEAN, P1, GAPS_OFF, PORTS_OFF, LOITERING_OFF}
+        fleet_only = {"plain Python loop", LEAN, P1, GAPS_OFF, PORTS_OFF, LOITERING_OFF, ENCOUNTERS_OFF}
         baseline = args.baseline or None
         fleet_rows = run([fleet_lines], args.repeat, [1], only=fleet_only, vessels=fleet_vessels, baseline=baseline)
     csv_rows = run_csv(args.csv_rows, args.repeat, parallelisms) if args.csv_rows else []
@@ -773,7 +781,7 @@ def main() -> int:
     if fleet_rows:
         fleet_lines_s, fleet_vessels_s = args.fleet.split(":")
         text += f"\n\nA feed heavier in vessels ({fleet_vessels_s} vessels, `python -m bench.gen_feed --lines "
-        text += f"{fleet_lines_s} --seed 1 --vessels {fleet_vessels_s}`):\n\n{table(fleet_rows, starts)}"
+        text += f"{fleet_lines_s} --seed 1 --vessels {fleet_vessels_s} --meet {MEET}`):\n\n{table(fleet_rows, starts)}"
     if csv_rows:
         text += f"\n\n{csv_table(csv_rows)}"
     publish(text, ROOT / "docs" / "performance.md", "bench", args.write_docs)

@@ -15,7 +15,8 @@ malformed lines, in arrival order.
   and 0.1 % of lines are damaged (a wrong checksum, or cut short).
 The vessel count grows with the size, so that a larger feed is more traffic over the same hour;
 ``--vessels N`` sets it instead (a feed of many vessels then covers less time), ``--receivers N``
-the shore receivers.
+the shore receivers, ``--meet F`` the fraction of the fleet in pairs drifting side by side 200 m
+apart (the benchmark's feeds: 1 %).
 
 ``--format noaa`` writes the same vessel model as a NOAA MarineCadastre day does (the layout from
 2025): one row per position report, in time order, with the vessel's static fields on every row;
@@ -59,8 +60,14 @@ def _sentences(fields: dict[str, Any], seq: int) -> list[str]:
     return list(pyais.encode_dict(fields, talker_id="AI", sentence_type="VDM", radio_channel="A", seq_id=seq))
 
 
-def transmissions(rng: random.Random, vessels: int, seconds: int) -> Iterator[tuple[float, list[str], str]]:
-    """(transmission time, sentences, kind) in time order."""
+MEET_APART_DEG = 0.0018  # a meeting pair's second vessel: 200 m north of the first
+
+
+def transmissions(
+    rng: random.Random, vessels: int, seconds: int, meet: float = 0.0
+) -> Iterator[tuple[float, list[str], str]]:
+    """(transmission time, sentences, kind) in time order. ``meet``: the fraction of the fleet in
+    pairs drifting side by side, 200 m apart at 1 kn on one course."""
     fleet = []
     for i in range(vessels):
         class_a = rng.random() < 0.7
@@ -78,6 +85,10 @@ def transmissions(rng: random.Random, vessels: int, seconds: int) -> Iterator[tu
                 next_static=rng.uniform(0, 360),
             )
         )
+    for p in range(int(vessels * meet / 2)):  # the first vessels, in pairs (no draw: the rest is the same)
+        a, b = fleet[2 * p], fleet[2 * p + 1]
+        a.speed = b.speed = 1.0
+        b.lat, b.lon, b.course = a.lat + MEET_APART_DEG, a.lon, a.course
     # Each vessel's next transmission in a heap: at a time, vessels in their order, a position
     # before a static report (as a scan of the whole fleet at each time would take them, in a
     # time that grows with the transmissions, not with the transmissions times the fleet).
@@ -137,18 +148,25 @@ def damage(line: str, rng: random.Random) -> str:
 
 
 def generate(
-    lines: int, seed: int, start: int = START, vessels: int | None = None, receivers: int = len(RECEIVERS)
+    lines: int,
+    seed: int,
+    start: int = START,
+    vessels: int | None = None,
+    receivers: int = len(RECEIVERS),
+    meet: float = 0.0,
 ) -> list[str]:
     """The feed's first ``lines`` lines in arrival order. ``vessels``: the fleet (by default about
     480 lines per vessel and hour, so that the feed covers an hour); ``receivers``: the shore
-    receivers, of which each transmission is heard by 1-3."""
+    receivers, of which each transmission is heard by 1-3; ``meet``: the fraction of the fleet in
+    pairs side by side (an hour: runs of the encounters' rule, none of them long enough to be an
+    encounter)."""
     rng = random.Random(seed)
     if vessels is None:
         vessels = max(50, lines // 480)  # about 480 lines per vessel and hour
     shore = RECEIVERS if receivers == len(RECEIVERS) else [f"shore{i}" for i in range(1, receivers + 1)]
     arrivals: list[tuple[float, int, str]] = []
     order = 0
-    for t, sentences, kind in transmissions(rng, vessels, 3600):
+    for t, sentences, kind in transmissions(rng, vessels, 3600, meet):
         second = start + int(t)
         heard = rng.sample(shore, min(len(shore), rng.choice((1, 1, 2, 2, 3))))
         copies = [(h, rng.uniform(0, 2)) for h in heard]
@@ -226,12 +244,13 @@ def main() -> int:
     parser.add_argument("--day", default="2026-01-01", help="the UTC day the feed starts at, YYYY-MM-DD")
     parser.add_argument("--vessels", type=int, help="the fleet (NMEA; default: about 480 lines per vessel and hour)")
     parser.add_argument("--receivers", type=int, default=len(RECEIVERS), help="shore receivers (NMEA; default 8)")
+    parser.add_argument("--meet", type=float, default=0.0, help="the fraction of the fleet in pairs side by side")
     args = parser.parse_args()
     start = calendar.timegm(time.strptime(args.day, "%Y-%m-%d"))
     if args.format == "noaa":
         made = generate_noaa(args.lines, args.seed, start)
     else:
-        made = generate(args.lines, args.seed, start, args.vessels, args.receivers)
+        made = generate(args.lines, args.seed, start, args.vessels, args.receivers, args.meet)
     sys.stdout.writelines(line + "\n" for line in made)
     return 0
 

@@ -178,6 +178,7 @@ class TransmitterRules:
         if self.encounters is not None and after:
             if t.marks is None:
                 t.marks = Resampler(self.encounters, name=track_name(mmsi, fix.lineage))
+            t.marks.rules = self.encounters  # the run's (a state read back holds none)
             point = MarkFix(t.marks.name, fix.ts, fix.lat, fix.lon, 0.0, fix.category)
             out += [(MARKS, mark_line(m), False) for m in t.marks.add(point)]
         if after:

@@ -358,3 +358,19 @@ def test_a_shared_mmsis_month_of_visits_is_the_rule_applied_independently_to_eac
     # One more in the job's: the port gap of a transmitter silent in port to the end, which the
     # watermark began (the independent rule sees a gap only when the transmitter comes back).
     assert len(records) == len(want) + 1 == 43
+
+
+def test_a_transmitters_resampling_comes_back_from_its_compact_state() -> None:
+    from ais_pipeline.rules.encounters import Fix as MarkFix
+    from ais_pipeline.rules.encounters import Resampler
+
+    vessel = VesselTransmitters()
+    t = vessel.take(7, 0, 1.0, 2.0, {7}, 50.0, 0.27)
+    t.marks = Resampler(name="123456789.7")
+    assert VesselTransmitters.from_list(json.loads(json.dumps(vessel.to_list()))) == vessel  # no position yet
+    t.marks.add(MarkFix("123456789.7", 600_000, 1.0, 2.0, 0.0, "cargo"))
+    assert t.marks.add(MarkFix("123456789.7", 1_500_000, 1.0, 2.1, 0.0, "cargo"))  # marks made, the first kept
+    back = VesselTransmitters.from_list(json.loads(json.dumps(vessel.to_list())))
+    assert back == vessel
+    later = MarkFix("123456789.7", 2_400_000, 1.0, 2.2, 0.0, "cargo")
+    assert back.by_lineage[7].marks.add(later) == t.marks.add(later)  # type: ignore[union-attr]

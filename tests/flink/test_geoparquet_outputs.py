@@ -20,6 +20,7 @@ from ais_pipeline.files import read_records
 from ais_pipeline.geoparquet_outputs import GEOMETRY, read_part
 from ais_pipeline.rules.dedup import geohash_cell
 from ais_pipeline.rules.outputs import OUTPUTS
+from tests.support.encounter_cases import encounter_case_lines
 from tests.support.jobs import ROOT, SAMPLE_SUMMARY, final, run_job
 
 pytestmark = pytest.mark.flink
@@ -33,6 +34,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     inputs = tmp_path_factory.mktemp("inputs")
     shutil.copy(FIXTURES / "gpsdiosegment__416000000.json", inputs / "1-track-2014-01.json")
     shutil.copy(SAMPLE_INPUT, inputs / "2-sample-2022-11.txt")
+    (inputs / "3-encounters-2023-11.nmea").write_text("\n".join(encounter_case_lines()) + "\n")
     out = tmp_path_factory.mktemp("run") / "out"
     run_job(inputs, out, "--output-format", "jsonl,geoparquet", "--parallelism", "2")
     return out

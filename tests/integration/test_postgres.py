@@ -85,7 +85,7 @@ def test_a_file_run_into_postgres_holds_its_outputs_and_a_second_run_changes_no_
     assert first.returncode == 0, first.stderr[-3000:]
     assert in_tables(target) == as_stored(tmp_path / "first")
     rows = every_row(target)
-    assert [len(rows[t]) for t in TABLE_NAMES] == [7294, 926, 99671, 230, 1, 0, 0, 3, 0]
+    assert [len(rows[t]) for t in TABLE_NAMES] == [7294, 926, 99671, 230, 1, 0, 0, 3, 0, 0]
     # Late reports, vessel time and judged positions fired windows again: those rows hold their
     # last firing.
     with postgres.connect(target) as conn:
@@ -206,7 +206,7 @@ def test_a_geoparquet_run_loads_into_postgres_as_its_records_are(postgres_server
     done = cli("load", str(out), "--postgres", postgres_server.url("geoparquet_load"), env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert in_tables(target) == as_stored(out)
-    assert [len(rows) for rows in every_row(target).values()] == [7294, 926, 99671, 230, 1, 0, 0, 3, 0]
+    assert [len(rows) for rows in every_row(target).values()] == [7294, 926, 99671, 230, 1, 0, 0, 3, 0, 0]
 
 
 def test_a_later_firing_replaces_an_aggregate_row_and_an_older_revision_never_does(
@@ -398,7 +398,8 @@ def test_bad_conditions_are_one_line_errors_within_seconds_and_the_password_is_n
         str(secret), env=no_password,
     )  # fmt: skip
     assert done.stderr.strip() == f"ais-pipeline: error: {tmp_path / 'nothing'}: no output directories" + (
-        " (positions, static, aggregates, late, dead_letter, bad_fixes, gaps, port_visits, loitering) to load"
+        " (positions, static, aggregates, late, dead_letter, bad_fixes, gaps, port_visits, loitering, encounters)"
+        " to load"
     )
 
 

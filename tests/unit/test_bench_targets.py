@@ -1,5 +1,8 @@
 """The benchmark's targets table: each target checked on a run's figures, with its commands."""
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from bench.files import LEAN, P1, P2, PY, ROOT, TM2, baseline_name, shown, table, targets
@@ -19,7 +22,7 @@ def test_a_command_is_shown_as_typed_in_the_checkout() -> None:
         "--input",
         str(ROOT / "out" / "bench" / "feed-400000.nmea"),
         "--output",
-        "/tmp/bench-x",
+        str(Path(tempfile.gettempdir()) / "bench-x"),  # a scratch folder of the run's temporary folder
     ]
 
     assert shown(cmd) == "python -m bench.lean_loop --input out/bench/feed-400000.nmea --output OUT"

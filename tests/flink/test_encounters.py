@@ -104,9 +104,9 @@ def test_gfws_encounter_cases_through_the_job_give_the_references_encounters(tmp
         want.append(json.loads(encounter_json(e, mmsis, ("", ""), None, 1.0, False, 0, rules)))
     assert len(want) >= 5
     assert sorted(map(as_compared, closed), key=repr) == sorted(map(as_compared, want), key=repr)
-    by_start = {(r["mmsi_1"], r["start_time"]): r for r in closed}
+    by_start = {(r["mmsi_1"], r["mmsi_2"], r["start_time"]): r for r in closed}
     for w in want:
-        got = by_start[(w["mmsi_1"], w["start_time"])]
+        got = by_start[(w["mmsi_1"], w["mmsi_2"], w["start_time"])]
         assert abs(got["lat"] - w["lat"]) < 1e-4 and abs(got["lon"] - w["lon"]) < 1e-4
         assert abs(got["median_distance_km"] - w["median_distance_km"]) < 2e-3
         assert abs(got["median_speed_kn"] - w["median_speed_kn"]) < 0.05

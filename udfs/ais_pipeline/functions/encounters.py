@@ -133,12 +133,7 @@ class EncounterPairs(_Step):
 
     def __init__(self, steps: EncounterSteps, config: PipelineConfig) -> None:
         super().__init__(steps, "encounter-pair")
-        self.config = config
-        self.where: Any = None
-
-    def open(self, runtime_context: RuntimeContext) -> None:
-        super().open(runtime_context)
-        self.where = encounter_where(self.config)
+        self.where = encounter_where(config)  # the anchorage list, shipped in the job
 
     def process_element(self, value: str, ctx: Any) -> Iterator[str]:
         text = self.state.value()

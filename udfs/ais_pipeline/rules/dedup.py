@@ -33,7 +33,6 @@ whichever is longest.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -60,7 +59,7 @@ from ais_pipeline.rules.outputs import (
     static_json,
 )
 from ais_pipeline.rules.parse import DeadLetter
-from ais_pipeline.rules.ports import PortVisits
+from ais_pipeline.rules.ports import Anchorages, PortVisits
 from ais_pipeline.rules.records import STATIC_TYPES, TIME_UNKNOWN, Report, VesselPane
 from ais_pipeline.rules.spread import spread
 from ais_pipeline.rules.tracks import HISTORY_MS, MAX_KNOTS, NOISE_M, Events, Fix, VesselTracks
@@ -695,20 +694,26 @@ def encounter_steps(config: PipelineConfig) -> EncounterSteps | None:
 PORT_REACH_KM = 50.0  # an encounter's distance to the nearest anchorage is given up to this
 
 
-def encounter_where(config: PipelineConfig) -> Callable[[float, float], tuple[float | None, float]]:
+@dataclass(frozen=True)
+class EncounterPlaces:
     """A place's distance to the nearest anchorage of the run's list (None: none within
-    :data:`PORT_REACH_KM`, or port visits off) and from shore (nm); the list read on first use."""
-    ports = config.port_visits
-    path = None if ports is None else ports.anchorages
+    :data:`PORT_REACH_KM`, or port visits off) and from shore (nm). It holds the list itself, as
+    the vessel operator does (shipped in the job: a TaskManager has no file of it)."""
 
-    def where(lat: float, lon: float) -> tuple[float | None, float]:
+    anchorages: Anchorages | None
+
+    def __call__(self, lat: float, lon: float) -> tuple[float | None, float]:
         port_km = None
-        if path is not None:
-            nearest = load_anchorages(path).nearest(lat, lon, PORT_REACH_KM)
+        if self.anchorages is not None:
+            nearest = self.anchorages.nearest(lat, lon, PORT_REACH_KM)
             port_km = None if nearest is None else nearest[1]
         return port_km, shore.distance_to_shore_nm(lat, lon)
 
-    return where
+
+def encounter_where(config: PipelineConfig) -> EncounterPlaces:
+    """The places of a run's encounters: its anchorage list read (once per version of the file)."""
+    ports = config.port_visits
+    return EncounterPlaces(None if ports is None else load_anchorages(ports.anchorages))
 
 
 def vessel_logic(config: PipelineConfig) -> VesselLogic:

@@ -38,6 +38,7 @@ visit open, its last event the gap's begin.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import zlib
@@ -118,11 +119,15 @@ class Anchorages:
         self._near: dict[float, set[int]] = {}
 
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
-        """Pickled (into the job, for the TaskManagers) as its points' fields, compressed: about
-        a megabyte for GFW's list; the index is built again where it is unpickled."""
-        fields = ((p.anchorage_id, repr(p.lat), repr(p.lon), p.label, p.sublabel, p.iso3) for p in self.points)
-        text = "\x1e".join("\x1f".join(f) for f in fields) + "\x1d" + "\x1e".join(self.skipped)
-        return (_unpickle_anchorages, (zlib.compress(text.encode("utf-8"), 6),))
+        """Pickled (into the job, for the TaskManagers) as its points' fields, compressed once:
+        about a megabyte for GFW's list; the index is built again where it is unpickled, once
+        for every operator that holds the same list."""
+        packed = self.__dict__.get("_packed")
+        if packed is None:
+            fields = ((p.anchorage_id, repr(p.lat), repr(p.lon), p.label, p.sublabel, p.iso3) for p in self.points)
+            text = "\x1e".join("\x1f".join(f) for f in fields) + "\x1d" + "\x1e".join(self.skipped)
+            packed = self.__dict__["_packed"] = zlib.compress(text.encode("utf-8"), 6)
+        return (_unpickle_anchorages, (packed,))
 
     @staticmethod
     def _cell(lat: float, lon: float) -> tuple[int, int]:
@@ -201,13 +206,25 @@ class Anchorages:
         return best
 
 
+_UNPICKLED: dict[str, Anchorages] = {}  # by the digest of what was pickled: one index per list
+
+
 def _unpickle_anchorages(packed: bytes) -> Anchorages:
+    key = hashlib.sha1(packed).hexdigest()
+    found = _UNPICKLED.get(key)
+    if found is not None:
+        return found
     points, skipped = zlib.decompress(packed).decode("utf-8").split("\x1d")
     rows = (row.split("\x1f") for row in points.split("\x1e")) if points else ()
-    return Anchorages(
+    made = Anchorages(
         (Anchorage(i, float(lat), float(lon), label, sub, iso3) for i, lat, lon, label, sub, iso3 in rows),
         skipped.split("\x1e") if skipped else (),
     )
+    made.__dict__["_packed"] = packed
+    if len(_UNPICKLED) >= 4:
+        _UNPICKLED.clear()
+    _UNPICKLED[key] = made
+    return made
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from pyflink.datastream.functions import FlatMapFunction, KeyedProcessFunction, 
 from pyflink.datastream.state import ValueStateDescriptor
 
 from ais_pipeline.config import PipelineConfig
+from ais_pipeline.functions.operators import END_OF_INPUT_TIMER
 from ais_pipeline.rules.dedup import encounter_where
 from ais_pipeline.rules.encounters import (
     CellMarks,
@@ -28,8 +29,6 @@ from ais_pipeline.rules.encounters import (
     track_from_json,
     track_to_json,
 )
-
-END_OF_INPUT_TIMER = 2**63 - 2  # a watermark past it is the input's end
 
 
 def cell_type() -> Any:
@@ -103,20 +102,18 @@ class EncounterTracks(_Step):
     def __init__(self, steps: EncounterSteps) -> None:
         super().__init__(steps, "encounter-track")
 
-    def _track(self) -> Any:
-        text = self.state.value()
-        return self.steps.new_track() if text is None else track_from_json(text, self.steps.rules)
-
     def process_element(self, value: str, ctx: Any) -> Iterator[Row]:
-        track = self._track()
+        text = self.state.value()
+        track = self.steps.new_track() if text is None else track_from_json(text, self.steps.rules)
         ctx.timer_service().register_event_time_timer(self.steps.track_mark(track, value))
         self.state.update(track_to_json(track))
         return iter(())
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterator[Row]:
-        if self.state.value() is None:
+        text = self.state.value()
+        if text is None:
             return
-        track = self._track()
+        track = track_from_json(text, self.steps.rules)
         sent, end = self.steps.track_timer(track, timestamp, _final(ctx))
         for pair, payload in sent:
             yield Row(pair, payload)

@@ -682,8 +682,8 @@ def transmitter_rules(config: PipelineConfig) -> TransmitterRules | None:
 def encounter_steps(config: PipelineConfig) -> EncounterSteps | None:
     """The encounters' keyed steps of a run's flags (None: off). A mark's time is judged once the
     watermark is past it by the resampling's gap (a later position makes it, at most that much
-    later), the vessel operator's wait for a position's judgement (it is accepted by then) and a
-    watermark step."""
+    later), the vessel operator's wait for a position's judgement (it is accepted by then) and two
+    watermark steps (the vessel operator's timers are rounded up to one)."""
     rules = config.encounters
     if rules is None:
         return None

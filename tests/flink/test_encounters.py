@@ -13,7 +13,7 @@ import pytest
 
 from ais_pipeline.files import read_records
 from ais_pipeline.rules.encounters import EncounterRules, Fix, encounter_json, merge, raw_encounters, track_mmsi
-from tests.support.encounter_cases import ENCOUNTERS, encounter_case_lines
+from tests.support.encounter_cases import ENCOUNTERS, SHIP_TYPES, encounter_case_lines
 from tests.support.jobs import assert_same_outputs, run_job, run_oracle
 from tests.support.nmea import position, tagged
 
@@ -52,6 +52,9 @@ def test_the_generated_encounter_cases_give_their_records_in_the_job(
         assert [r["open"] for r in records] == [True, is_open]  # written open at two hours, then closed
         assert len({r["id"] for r in records}) == 1
         assert records[-1]["hours"] == hours and records[-1]["published"]
+        assert [(r["ship_type_1"], r["ship_type_2"]) for r in records] == [
+            (SHIP_TYPES[pair[0]], SHIP_TYPES[pair[1]])
+        ] * 2
 
 
 # -- GFW's own test cases of pipe-encounters, through the job ---------------------------------------

@@ -6,7 +6,6 @@ the plain loop writes them from the whole feed."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,7 @@ from ais_pipeline.rules.outputs import parse_iso_ms
 from ais_pipeline.rules.plain import run_plain
 from tests.support import port_cases
 from tests.support.jobs import assert_same_outputs, run_oracle
-from tests.support.kafka import (
-    drain_once_read,
-    read_topic,
-    replay,
-    stop_with_savepoint,
-    submit,
-    submit_bounded,
-    wait_for_state,
-    write_outputs,
-)
+from tests.support.kafka import restored_mid_feed
 from tests.support.port_cases import VISITS, anchorage_csv, port_case_lines
 
 pytestmark = pytest.mark.integration
@@ -40,31 +30,17 @@ def test_a_job_stopped_with_a_savepoint_mid_visit_goes_on_from_it_to_the_plain_l
     feed.write_text("\n".join(lines) + "\n")
     ports.write_text(anchorage_csv())
     hour_3 = port_cases.T0 + 3 * 3600
-    cut = next(i for i, line in enumerate(lines) if int(line.split("c:")[1].split("*")[0]) >= hour_3)
-    first, rest = tmp_path / "first.nmea", tmp_path / "rest.nmea"
-    first.write_text("\n".join(lines[:cut]) + "\n")
-    rest.write_text("\n".join(lines[cut:]) + "\n")
     # The records the whole feed makes by half an hour before the cut: the job has written them
     # (and committed them) before it is stopped.
     records = run_plain(PipelineConfig(ports=str(ports)), lines).port_visits
     before = sum(parse_iso_ms(json.loads(r)["as_of"]) < (hour_3 - 1800) * 1000 for r in records)
     assert 0 < before < len(records)
-    name = "ports-restore"
-    replay(kafka, name, first, cut)
-    job = submit(kafka, name, name, "--checkpoint-interval", "1", "--multipart-timeout", "600", "--ports", str(ports))
-    deadline = time.monotonic() + 180
-    while len(read_topic(kafka, f"{name}.port_visits", timeout_s=5)) < before:
-        assert time.monotonic() < deadline, "the visits of the first hours were not written before the stop"
-        time.sleep(1)
-    location = stop_with_savepoint(cluster, job, tmp_path / "sp", drain=False)
-    wait_for_state(cluster, job, {"FINISHED"}, timeout_s=60)
-    replay(kafka, name, rest, len(lines) - cut)
-    restored = submit_bounded(kafka, name, name, "--ports", str(ports), run_args=f"-s {location}")
-    drain_once_read(cluster, restored, len(lines), tmp_path / "final")
-    write_outputs(kafka, f"{name}.", tmp_path / "job")
+    job = restored_mid_feed(
+        cluster, kafka, "ports-restore", lines, hour_3, ("port_visits", before), tmp_path, "--ports", str(ports)
+    )
     run_oracle(feed, tmp_path / "oracle", ports=str(ports))
-    assert_same_outputs(tmp_path / "job", tmp_path / "oracle")
-    last = {v["id"]: v for v in read_records(tmp_path / "job" / "port_visits")}
+    assert_same_outputs(job, tmp_path / "oracle")
+    last = {v["id"]: v for v in read_records(job / "port_visits")}
     got: dict[int, list[tuple[str, int, bool]]] = {m: [] for m in VISITS}
     for v in sorted(last.values(), key=lambda v: v["start_time"]):
         got[v["mmsi"]].append((v["start_label"], v["confidence"], v["open"]))

@@ -514,7 +514,7 @@ def test_the_loitering_cases_run_into_postgres_hold_each_events_last_word_and_it
     assert rows == [(IDLE, False, True, True), (STILL, True, True, True)]
 
 
-def test_the_encounter_cases_run_into_postgres_hold_each_encounters_last_word_and_its_point(
+def test_the_encounter_cases_run_into_postgres_at_parallelism_2_hold_each_encounters_last_word_and_its_point(
     postgres_server: PostgresServer, tmp_path: Path
 ):
     from tests.support.encounter_cases import MEET, TWICE, encounter_case_lines
@@ -524,12 +524,15 @@ def test_the_encounter_cases_run_into_postgres_hold_each_encounters_last_word_an
     target = postgres_server.create_database("encounters")
     url = postgres_server.url("encounters").replace("ais@", f"ais:{postgres_server.password}@")
     done = cli("run", "--input", str(feed), "--output", str(tmp_path / "out"), "--postgres", url, "--no-wait",
-               "--web-ui-port", "0", "--windows", "tumbling")  # fmt: skip
+               "--web-ui-port", "0", "--windows", "tumbling", "--parallelism", "2")  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert in_tables(target)["encounters"] == as_stored(tmp_path / "out")["encounters"]
     with postgres.connect(target) as conn:
         rows = conn.execute(
-            "SELECT least(mmsi_1, mmsi_2), greatest(mmsi_1, mmsi_2), open, published, hours,"
+            "SELECT mmsi_1, mmsi_2, ship_type_1, ship_type_2, open, published, hours,"
             " round(ST_X(geom)::numeric, 6) = round(lon::numeric, 6) FROM ais_encounters ORDER BY 1"
         ).fetchall()
-    assert rows == [(*sorted(MEET), False, True, 3.0, True), (*sorted(TWICE), False, True, 8.0, True)]
+    assert rows == [
+        (*sorted(MEET), "fishing", "cargo", False, True, 3.0, True),
+        (*sorted(TWICE), "fishing", "cargo", False, True, 8.0, True),
+    ]

@@ -254,3 +254,33 @@ def drain_once_read(cluster: str, job: str, lines: int, directory: Path) -> None
         raise AssertionError("the restored job did not read the rest of the feed")
     stop_with_savepoint(cluster, job, directory, drain=True)
     assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=120) == "FINISHED"
+
+
+def restored_mid_feed(
+    cluster: str, kafka: str, name: str, lines: list[str], cut_s: int, written: tuple[str, int], out: Path, *flags: str
+) -> Path:
+    """A job stopped with a savepoint mid-feed and restored from it, on the standalone cluster,
+    Kafka to Kafka: ``lines`` (tagged, in time order) up to ``cut_s`` (epoch seconds) into topic
+    ``name``; the job runs on them until its output ``written[0]`` holds ``written[1]`` records,
+    is stopped with a savepoint (no drain), the rest of the feed is replayed and the job restored
+    from the savepoint, bounded, until it has read the whole feed. ``flags`` go to both
+    submissions. Returns the folder of its outputs, read back from the topics."""
+    cut = next(i for i, line in enumerate(lines) if int(line.split("c:")[1].split("*")[0]) >= cut_s)
+    out.mkdir(parents=True, exist_ok=True)
+    first, rest_feed = out / "first.nmea", out / "rest.nmea"
+    first.write_text("\n".join(lines[:cut]) + "\n")
+    rest_feed.write_text("\n".join(lines[cut:]) + "\n")
+    replay(kafka, name, first, cut)
+    job = submit(kafka, name, name, "--checkpoint-interval", "1", "--multipart-timeout", "600", *flags)
+    output, count = written
+    deadline = time.monotonic() + 180
+    while len(read_topic(kafka, f"{name}.{output}", timeout_s=5)) < count:
+        assert time.monotonic() < deadline, f"the first {count} {output} records were not written before the stop"
+        time.sleep(1)
+    location = stop_with_savepoint(cluster, job, out / "sp", drain=False)
+    wait_for_state(cluster, job, {"FINISHED"}, timeout_s=60)
+    replay(kafka, name, rest_feed, len(lines) - cut)
+    restored = submit_bounded(kafka, name, name, *flags, run_args=f"-s {location}")
+    drain_once_read(cluster, restored, len(lines), out / "final")
+    write_outputs(kafka, f"{name}.", out / "job")
+    return out / "job"

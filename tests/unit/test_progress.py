@@ -6,7 +6,7 @@ import urllib.parse
 
 import pytest
 
-from ais_pipeline.pipeline.progress import END_OF_INPUT, RecentRate, Snapshot, describe, metric_query
+from ais_pipeline.pipeline.progress import END_OF_INPUT, RecentRate, Snapshot, describe, metric_query, moved
 
 pytestmark = pytest.mark.unit
 
@@ -37,6 +37,23 @@ def test_the_rate_is_of_the_last_ten_seconds_so_a_run_waiting_for_files_shows_no
     assert rate.update(25.0, 30_000) == 20_000 / 15
     assert rate.update(31.0, 30_000) == 0.0
     assert rate.update(3600.0, 30_000) == 0.0
+
+
+def test_a_line_count_standing_still_while_the_job_moves_is_pending_never_0_lines_per_s():
+    # A 10-second log interval: the count came in a burst, then stood still while the watermark
+    # moved 22 minutes of feed.
+    rate = RecentRate(started=0.0)
+    first = Snapshot(lines=40_000, kept=30_000, watermark_ms=1_080_000)
+    still = Snapshot(lines=40_000, kept=30_000, watermark_ms=2_400_000)
+    assert rate.update(10.0, first.lines, moved(None, first)) == 4000.0
+    assert rate.update(20.0, still.lines, moved(first, still)) is None
+    assert "40,000 lines, lines/s pending, watermark" in describe(still, None, None)
+    burst = Snapshot(lines=90_000, kept=70_000, watermark_ms=2_500_000)
+    assert rate.update(30.0, burst.lines, moved(still, burst)) == 50_000 / 20  # the burst over its interval
+    # Nothing moves at all (waiting for files): 0.
+    assert rate.update(40.0, burst.lines, moved(burst, burst)) == 0.0
+    assert not moved(burst, Snapshot(lines=90_000, kept=70_000, watermark_ms=2_500_000))
+    assert moved(burst, Snapshot(lines=90_000, kept=70_000, duplicates=1, watermark_ms=2_500_000))
 
 
 def test_metric_ids_of_an_operator_named_after_an_mqtt_topic_filter_survive_the_query_string():

@@ -55,12 +55,13 @@ class Snapshot:
     lag: int | None = None  # Kafka: records behind the end of the topic
 
 
-def describe(snap: Snapshot, lines_per_s: float, total_bytes: int | None) -> str:
-    """The progress line (without the bar that tqdm draws on a terminal)."""
+def describe(snap: Snapshot, lines_per_s: float | None, total_bytes: int | None) -> str:
+    """The progress line (without the bar that tqdm draws on a terminal); a rate of None is
+    "pending": the job moved but its line count has not been reported since (see :class:`RecentRate`)."""
     read = f"{snap.lines:,} lines"
     if total_bytes:
         read += f" ({min(100, 100 * snap.bytes // total_bytes)}% of the input)"
-    parts = [read, f"{lines_per_s:,.0f} lines/s"]
+    parts = [read, "lines/s pending" if lines_per_s is None else f"{lines_per_s:,.0f} lines/s"]
     if snap.watermark_ms is None:
         watermark = "-"
     elif snap.watermark_ms >= END_OF_INPUT:
@@ -139,19 +140,44 @@ def metric_query(ids: list[str]) -> str:
     return ",".join(urllib.parse.quote(i, safe="") for i in ids)
 
 
+def moved(before: Snapshot | None, now: Snapshot) -> bool:
+    """Whether the job did anything between two snapshots besides reading lines: a later
+    watermark, or more positions kept, duplicates or late reports."""
+    if before is None:
+        return False
+    return (now.watermark_ms or 0) > (before.watermark_ms or 0) or (now.kept, now.duplicates, now.late) != (
+        before.kept,
+        before.duplicates,
+        before.late,
+    )
+
+
 class RecentRate:
     """Lines per second over the last ``RATE_OVER_S`` seconds (since the start when shorter), so
-    that a run waiting for new files (``--follow``) shows 0, not a rate that decays towards it."""
+    that a run waiting for new files (``--follow``) shows 0, not a rate that decays towards it.
+
+    A line count can reach the REST API in bursts, standing still for a whole interval while the
+    job works (its watermark moving): a rate is taken from the last count seen before the window (the start of such a
+    standstill), and one of no new line in the whole window while the job moved is pending (None),
+    not 0. It is 0 only when nothing moved: no line, no watermark, no record decided."""
 
     def __init__(self, started: float) -> None:
-        self._samples: deque[tuple[float, int]] = deque([(started, 0)])
+        self._changes: deque[tuple[float, int]] = deque([(started, 0)])  # when each count was first seen
 
-    def update(self, now: float, lines: int) -> float:
-        samples = self._samples
-        samples.append((now, lines))
-        while len(samples) > 2 and now - samples[1][0] >= RATE_OVER_S:
-            samples.popleft()
+    def update(self, now: float, lines: int, moving: bool = False) -> float | None:
+        changes = self._changes
+        if lines > changes[-1][1]:
+            changes.append((now, lines))
+        while len(changes) > 2 and changes[1][0] <= now - RATE_OVER_S:
+            changes.popleft()
+        # From the last count seen at the window's start (or before it, when the count stood still
+        # across it); a count unchanged is its own latest sample.
+        samples = list(changes) if changes[-1][0] == now else [*changes, (now, lines)]
+        while len(samples) > 2 and samples[1][0] <= now - RATE_OVER_S:
+            samples.pop(0)
         then, before = samples[0]
+        if lines <= before and moving:
+            return None
         return max(lines - before, 0) / max(now - then, 1e-3)
 
 
@@ -165,6 +191,7 @@ class ProgressLine:
         self.started = time.monotonic()
         self._polled = self.started
         self._rate = RecentRate(self.started)
+        self._last: Snapshot | None = None
         self._bar: Any = None
         if self.terminal:
             from tqdm import tqdm
@@ -183,7 +210,8 @@ class ProgressLine:
         except Exception as exc:  # the job is starting or ending: next time (never stop the run)
             log.debug("no progress figures: %s", exc)
             return
-        rate = self._rate.update(now, snap.lines)
+        rate = self._rate.update(now, snap.lines, moved(self._last, snap))
+        self._last = snap
         if self._bar is not None:
             self._bar.n = min(snap.bytes, self.total) if self.total else snap.bytes
             self._bar.set_postfix_str(describe(snap, rate, None), refresh=False)

@@ -86,7 +86,7 @@ def test_a_two_shard_stream_read_bounded_gives_the_file_runs_outputs_and_table_a
     assert table_items(moto.endpoint, "ais_window_agg") == before
 
 
-def test_throttled_reads_and_writes_are_ridden_out_and_a_refused_item_is_a_dead_letter(
+def test_throttled_reads_and_writes_are_ridden_out_a_refused_item_is_a_dead_letter_and_only_tumbling_windows_written(
     moto: MotoServer, tmp_path: Path
 ):
     lines = list(read_lines(SAMPLE_INPUT))[:3000]
@@ -102,6 +102,7 @@ def test_throttled_reads_and_writes_are_ridden_out_and_a_refused_item_is_a_dead_
         proc = run_job(
             moto, "--stream", "throttled", "--starting-position", "trim-horizon", "--bounded", *WINDOWS,
             "--dynamodb-table", "throttled", "--dynamodb-create", "--output", str(tmp_path / "out"),
+            "--dynamodb-windows", "tumbling",
         )  # fmt: skip
         faults = json.loads(moto.faults.read_text())
     finally:
@@ -114,7 +115,10 @@ def test_throttled_reads_and_writes_are_ridden_out_and_a_refused_item_is_a_dead_
         )
     items = table_items(moto.endpoint, "throttled")
     want = expected_items(read_records(oracle / "aggregates"))
-    assert {k: item_figures(v) for k, v in items.items()} == {k: v for k, v in want.items() if k[0] != refused}
+    # Only the tumbling windows are written (--dynamodb-windows); the files have both kinds.
+    assert {str(r["window"]) for r in read_records(tmp_path / "out" / "aggregates")} == {"tumbling", "sliding"}
+    tumbling = {k: v for k, v in want.items() if k[0] != refused and k[1].startswith("tumbling#")}
+    assert len(tumbling) > 24 and {k: item_figures(v) for k, v in items.items()} == tumbling
     dead = [d for d in read_records(tmp_path / "out" / "dead_letter") if d["reason"] == "dynamodb_rejected"]
     assert dead and all(json.loads(str(d["raw"]))["cell"] == refused for d in dead)
     assert all("ValidationException" in str(d["detail"]) for d in dead)

@@ -78,6 +78,23 @@ def test_environment_fills_in_and_a_flag_wins():
             "--output-format (OUTPUT_FORMAT): a Kafka run's outputs are topics; --output-format is for files",
         ),
         (
+            ["--dynamodb-table", "t", "--region", "eu-west-1", "--dynamodb-windows", "hourly"],
+            "--dynamodb-windows (DYNAMODB_WINDOWS): must be all, tumbling, sliding or tumbling,sliding, not 'hourly'",
+        ),
+        (
+            [
+                "--dynamodb-table",
+                "t",
+                "--region",
+                "eu-west-1",
+                "--windows",
+                "tumbling",
+                "--dynamodb-windows",
+                "sliding",
+            ],
+            "--dynamodb-windows (DYNAMODB_WINDOWS): sliding windows are not computed (--windows tumbling)",
+        ),
+        (
             ["--bind-address", "everywhere"],
             "--bind-address (BIND_ADDRESS): must be an IP address (127.0.0.1, 0.0.0.0, ...), not 'everywhere'",
         ),
@@ -356,3 +373,11 @@ def test_the_hours_grace_is_the_gap_cap_and_a_pane_unless_set():
     assert parse_config([], {}).grace_ms == 660_000
     assert parse_config(["--max-gap", "300", "--window", "30", "--slide", "30"], {}).grace_ms == 330_000
     assert parse_config(["--hours-grace", "0"], {}).grace_ms == 0
+
+
+def test_the_dynamodb_table_gets_the_window_kinds_asked_for_of_those_computed():
+    table = ["--dynamodb-table", "t", "--region", "eu-west-1"]
+    assert parse_config(table, environ={}).dynamodb_window_kinds == ("tumbling", "sliding")
+    assert parse_config([*table, "--windows", "sliding"], environ={}).dynamodb_window_kinds == ("sliding",)
+    only = parse_config(table, environ={"DYNAMODB_WINDOWS": "tumbling"})
+    assert only.dynamodb_window_kinds == ("tumbling",) and only.window_kinds == ("tumbling", "sliding")

@@ -397,6 +397,14 @@ _KNOBS: dict[str, _Knob] = {
         "DynamoDB: an endpoint of your own (a private endpoint, a local server), else AWS's for the region",
         "AWS's",
     ),
+    "dynamodb_windows": _Knob(
+        "--dynamodb-windows",
+        "DYNAMODB_WINDOWS",
+        str,
+        "all",
+        "DynamoDB: the window kinds written, each a paid write: all (those of --windows), tumbling or sliding"
+        " (the sliding windows are most of the aggregates: 15 for each tumbling one with the defaults)",
+    ),
     "dynamodb_rounds": _Knob(
         "--dynamodb-retries",
         "DYNAMODB_MAX_RETRIES",
@@ -550,6 +558,7 @@ class PipelineConfig:
     dynamodb_endpoint: str = _default("dynamodb_endpoint")
     dynamodb_create: bool = False
     dynamodb_rounds: int = _default("dynamodb_rounds")
+    dynamodb_windows: str = _default("dynamodb_windows")
     postgres_password_file: str = _default("postgres_password_file")
     postgres_batch_size: int = _default("postgres_batch_size")
     postgres_batch_interval_ms: int = _default("postgres_batch_interval_ms")
@@ -834,6 +843,13 @@ class PipelineConfig:
                 raise bad("output_format", "only a run with --output writes files")
 
     @property
+    def dynamodb_window_kinds(self) -> tuple[str, ...]:
+        """The window kinds written into the DynamoDB table."""
+        if self.dynamodb_windows == "all":
+            return self.window_kinds
+        return tuple(k for k in self.window_kinds if k in self.dynamodb_windows.split(","))
+
+    @property
     def window_kinds(self) -> tuple[str, ...]:
         """The window kinds computed and written: ``tumbling``, ``sliding`` or both."""
         return tuple(k for k in WINDOW_KINDS if k in self.windows.split(","))
@@ -882,6 +898,17 @@ class PipelineConfig:
                     )
         if self.dynamodb_rounds < 1:
             raise bad("dynamodb_rounds", f"must be at least 1, not {self.dynamodb_rounds}")
+        if self.dynamodb_windows != "all":
+            kinds = self.dynamodb_windows.split(",")
+            if not set(kinds) <= set(WINDOW_KINDS) or len(set(kinds)) != len(kinds):
+                raise bad(
+                    "dynamodb_windows",
+                    f"must be all, tumbling, sliding or tumbling,sliding, not {self.dynamodb_windows!r}",
+                )
+            if not set(kinds) <= set(self.window_kinds):
+                raise bad(
+                    "dynamodb_windows", f"{self.dynamodb_windows} windows are not computed (--windows {self.windows})"
+                )
 
     def without_secrets(self) -> PipelineConfig:
         """The config with no credentials (Kafka client properties, the PostgreSQL login), for

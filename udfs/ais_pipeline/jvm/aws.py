@@ -47,7 +47,8 @@ class DynamoDbAggregates:
     """``ais.flink.dynamodb.DynamoDbAggregates``: the aggregates' JSON lines into ``table``, each a
     conditional write that only a newer firing of its window wins; what fails for good goes,
     as ``dynamodb_rejected`` dead letters, into JSON Lines files in ``dead_letter_dir`` (the
-    run's dead-letter output), or, without one, is logged and counted."""
+    run's dead-letter output), or, without one, is logged and counted. Only the aggregates of
+    the window kinds ``windows`` are written (the others counted as ``dynamodbSkippedWindows``)."""
 
     name: str
     uid: str
@@ -57,6 +58,7 @@ class DynamoDbAggregates:
     max_in_flight: int
     max_rounds: int
     max_delay_ms: int
+    windows: tuple[str, ...]  # the window kinds written, the aggregates of others skipped
     dead_letter_dir: str = ""
 
     def build(self) -> Any:
@@ -68,6 +70,7 @@ class DynamoDbAggregates:
             self.max_rounds,
             self.max_delay_ms,
             self.dead_letter_dir,
+            ",".join(self.windows),
         )
 
     def apply(self, aggregates: DataStream) -> None:

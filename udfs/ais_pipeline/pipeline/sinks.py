@@ -40,10 +40,10 @@ DYNAMODB_BATCH_DELAY_MS = 500
 
 
 def dynamodb_sink(streams: Streams, config: PipelineConfig, dead_letters: Path | None) -> None:
-    """The aggregates into ``--dynamodb-table``, replay-safe (a write replaces an item only with a
-    newer firing of its window). What DynamoDB refuses for good goes into the run's dead-letter
-    output: JSON Lines under ``dead_letters`` (a file or Kinesis run's), else it is logged and
-    counted (a Kafka run's outputs are topics)."""
+    """The aggregates of ``--dynamodb-windows`` into ``--dynamodb-table``, replay-safe (a write
+    replaces an item only with a newer firing of its window). What DynamoDB refuses for good goes
+    into the run's dead-letter output: JSON Lines under ``dead_letters`` (a file or Kinesis
+    run's), else it is logged and counted (a Kafka run's outputs are topics)."""
     DynamoDbAggregates(
         name=f"write DynamoDB {config.dynamodb_table}",
         uid="dynamodb-aggregates",
@@ -53,6 +53,7 @@ def dynamodb_sink(streams: Streams, config: PipelineConfig, dead_letters: Path |
         max_in_flight=DYNAMODB_IN_FLIGHT,
         max_rounds=config.dynamodb_rounds,
         max_delay_ms=DYNAMODB_BATCH_DELAY_MS,
+        windows=config.dynamodb_window_kinds,
         dead_letter_dir="" if dead_letters is None else str(dead_letters.resolve()),
     ).apply(streams.aggregates)
 

@@ -93,6 +93,29 @@ public final class AggregateItems {
         return value == null || value.isNull() ? "0" : value.asText();
     }
 
+    /**
+     * An aggregate's window kind ({@code tumbling} or {@code sliding}): its {@code window} field,
+     * read without parsing the whole line (the job writes the field as {@code "window":"<kind>"}),
+     * else from the parsed line.
+     */
+    public static String windowKind(String json) {
+        int at = json.indexOf(WINDOW_FIELD);
+        if (at >= 0) {
+            int from = at + WINDOW_FIELD.length();
+            int to = json.indexOf('"', from);
+            if (to > from) {
+                return json.substring(from, to);
+            }
+        }
+        try {
+            return JSON.readTree(json).get("window").asText();
+        } catch (Exception e) {
+            throw new IllegalArgumentException("not an aggregate: " + e.getMessage());
+        }
+    }
+
+    private static final String WINDOW_FIELD = "\"window\":\"";
+
     /** The sort key: window kind, size, slide, geohash precision and start (epoch s). */
     public static String sortKey(String window, long sizeSeconds, long slideSeconds, int precision, long startEpochS) {
         return window + "#" + sizeSeconds + "#" + slideSeconds + "#" + precision + "#" + startEpochS;

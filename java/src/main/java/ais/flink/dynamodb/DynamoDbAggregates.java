@@ -5,8 +5,11 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashSet;
+import java.util.Set;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.connector.base.sink.AsyncSinkBase;
@@ -45,9 +48,11 @@ public final class DynamoDbAggregates extends AsyncSinkBase<String, AggregateWri
     final int sdkAttempts;
     /** Where dead letters go (a folder of the run's dead-letter output), or "" (logged only). */
     final String deadLetterDir;
+    /** The window kinds written (the {@code window} field of an aggregate); the others are skipped. */
+    final Set<String> windows;
 
     private DynamoDbAggregates(AwsClients clients, String table, int maxInFlight, int maxRounds, long maxDelayMs,
-            String deadLetterDir) {
+            String deadLetterDir, Set<String> windows) {
         super((ElementConverter<String, AggregateWrite>) (json, context) -> new AggregateWrite(json, 0),
                 BATCH, maxInFlight, 10_000, 4L * 1024 * 1024, maxDelayMs, 400L * 1024);
         this.clients = clients;
@@ -55,6 +60,7 @@ public final class DynamoDbAggregates extends AsyncSinkBase<String, AggregateWri
         this.maxRounds = maxRounds;
         this.sdkAttempts = 3;
         this.deadLetterDir = deadLetterDir == null ? "" : deadLetterDir;
+        this.windows = windows;
     }
 
     /**
@@ -62,12 +68,13 @@ public final class DynamoDbAggregates extends AsyncSinkBase<String, AggregateWri
      * up to {@value #BATCH} items at once; {@code maxRounds}: how often an item is sent again
      * after throttling before it is dead-lettered; {@code maxDelayMs}: how long an item waits for
      * a batch to fill; {@code deadLetterDir}: the folder of the run's dead-letter output (JSON
-     * Lines files), or "" to log and count them only.
+     * Lines files), or "" to log and count them only; {@code windows}: the window kinds written,
+     * comma-separated ({@code tumbling}, {@code sliding}), the aggregates of other kinds skipped.
      */
     public static DynamoDbAggregates sink(String region, String endpoint, String table, int maxInFlight,
-            int maxRounds, long maxDelayMs, String deadLetterDir) {
+            int maxRounds, long maxDelayMs, String deadLetterDir, String windows) {
         return new DynamoDbAggregates(new AwsClients(region, endpoint), table, maxInFlight, maxRounds, maxDelayMs,
-                deadLetterDir);
+                deadLetterDir, new HashSet<>(Arrays.asList(windows.split(","))));
     }
 
     @Override

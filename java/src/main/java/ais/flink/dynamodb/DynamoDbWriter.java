@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -56,6 +57,8 @@ final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite> {
     private final Counter stale;
     private final Counter throttled;
     private final Counter rejected;
+    private final Counter skipped;
+    private final Set<String> windows;
 
     DynamoDbWriter(DynamoDbAggregates sink, WriterInitContext context,
             Collection<BufferedRequestState<AggregateWrite>> states) {
@@ -86,6 +89,18 @@ final class DynamoDbWriter extends AsyncSinkWriter<String, AggregateWrite> {
         this.stale = context.metricGroup().counter("dynamodbStale");
         this.throttled = context.metricGroup().counter("dynamodbThrottled");
         this.rejected = context.metricGroup().counter("dynamodbRejected");
+        this.skipped = context.metricGroup().counter("dynamodbSkippedWindows");
+        this.windows = sink.windows;
+    }
+
+    /** An aggregate of a window kind not written ({@code --dynamodb-windows}) is skipped here. */
+    @Override
+    public void write(String element, Context context) throws IOException, InterruptedException {
+        if (windows.contains(AggregateItems.windowKind(element))) {
+            super.write(element, context);
+        } else {
+            skipped.inc();
+        }
     }
 
     @Override

@@ -32,6 +32,13 @@ class AggregateItemsTest {
     }
 
     @Test
+    void theWindowKindIsReadWithoutParsingTheLineAndFromTheParsedLineOtherwise() {
+        assertEquals("sliding", AggregateItems.windowKind(AGG));
+        assertEquals("tumbling", AggregateItems.windowKind(AGG.replace("\"window\":\"sliding\"", "\"window\":\"tumbling\"")));
+        assertEquals("tumbling", AggregateItems.windowKind("{\"cell\":\"u4\", \"window\" : \"tumbling\"}"));
+    }
+
+    @Test
     void noMeanWithoutASpeed() {
         Map<String, AttributeValue> item = AggregateItems.item(AGG.replace("\"avg_sog\":10.2", "\"avg_sog\":null"));
         assertFalse(item.containsKey("avg_sog"));

@@ -134,4 +134,4 @@ test: lint browser test-java
 	bash scripts/scratch.sh $(PY) -m pytest
 
 clean:
-	rm -rf $(VENV) build out .pytest_cache .mypy_cache .ruff_cache udfs/ais_pipeline/jars udfs/ais_pipeline/bundled
+	rm -rf $(VENV) build out .pytest_cache .mypy_cache .ruff_cache udfs/ais_pipeline/jars udfs/ais_pipeline/bundled-files

@@ -6,13 +6,14 @@ job's Java helpers (this folder's ``pom.xml``) into the package, so that ``pip i
   and ``ais-flink-helpers-metrics.jar`` into ``udfs/ais_pipeline/jars/``, unless they are newer
   than every source of this folder. Needs a JDK 17 and Maven.
 - A wheel also carries copies of ``flink-conf/``, the bundled sample and ``connectors/pom.xml``
-  in ``ais_pipeline/bundled/`` (a checkout's own files are used when the package runs from one).
+  in ``ais_pipeline/bundled-files/`` (a checkout's own files are used when the package runs from one).
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def _java_helpers() -> None:
 
 
 def _bundle() -> None:
-    target = PACKAGE / "bundled"
+    target = PACKAGE / "bundled-files"
     shutil.rmtree(target, ignore_errors=True)
     for relative in BUNDLED:
         source = ROOT / relative
@@ -65,7 +66,11 @@ def build_wheel(wheel_directory: str, config_settings: Any = None, metadata_dire
 
 def build_editable(wheel_directory: str, config_settings: Any = None, metadata_directory: str | None = None) -> str:
     _java_helpers()
-    return str(_setuptools.build_editable(wheel_directory, config_settings, metadata_directory))
+    with warnings.catch_warnings():
+        # setuptools' notice on every editable install ("be careful with folders in your working
+        # directory with the same name as your package"): the package is udfs/ais_pipeline itself.
+        warnings.filterwarnings("ignore", message="Editable installation")
+        return str(_setuptools.build_editable(wheel_directory, config_settings, metadata_directory))
 
 
 def build_sdist(sdist_directory: str, config_settings: Any = None) -> str:

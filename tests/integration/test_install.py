@@ -1,6 +1,7 @@
 """The package as a user installs it: `pip install .` into an empty virtualenv (its build runs
 Maven on java/ and carries flink-conf and the sample inside the package), then `ais-pipeline run`
-from another folder runs the bundled sample, with no file of the checkout on its path."""
+from another folder runs the bundled sample, with no file of the checkout on its path; neither it nor
+the editable install of `make setup` prints a setuptools warning."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def test_pip_install_into_an_empty_venv_runs_the_bundled_sample_from_another_fol
         capture_output=True, text=True, timeout=900, env=env,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr[-3000:]
+    assert "Warning" not in install.stderr, install.stderr[-3000:]  # setuptools' warnings are build output
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     where = subprocess.run(
@@ -43,3 +45,10 @@ def test_pip_install_into_an_empty_venv_runs_the_bundled_sample_from_another_fol
     summary = json.loads((elsewhere / "out" / "summary.json").read_text())
     assert (summary["lines"], summary["positions_kept"], summary["accounted_lines"]) == (10000, 7294, 10000)
     assert "lines accounted for 10000 of 10000" in run.stdout
+    # The editable install `make setup` makes, as quiet: no setuptools warning, no notice.
+    editable = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "-e", str(ROOT)],
+        capture_output=True, text=True, timeout=900, env=env,
+    )  # fmt: skip
+    assert editable.returncode == 0, editable.stderr[-3000:]
+    assert "Warning" not in editable.stderr and "Editable installation" not in editable.stderr, editable.stderr

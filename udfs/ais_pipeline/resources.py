@@ -2,7 +2,7 @@
 
 - ``flink-conf/`` (the cluster settings local runs load too), the bundled sample capture and
   ``connectors/pom.xml`` (the pinned connector versions): the checkout's own files when the
-  package runs from one, else the copies a wheel carries in ``ais_pipeline/bundled/``.
+  package runs from one, else the copies a wheel carries in ``ais_pipeline/bundled-files/``.
 - The job's Java helpers (``java/``): built by Maven into ``ais_pipeline/jars/`` by the package's
   build backend (``pip install``) or ``make setup``.
 - The connector jars (Kafka, JDBC and the PostgreSQL driver) and, for the tests, a Kafka broker's:
@@ -29,7 +29,7 @@ PACKAGE = Path(__file__).resolve().parent
 # udfs/ais_pipeline -> the checkout, when the package runs from one (the development tools, the
 # benchmark and the state plot among them, write into it).
 CHECKOUT = PACKAGE.parent.parent
-_BUNDLED = PACKAGE / "bundled"
+_BUNDLED = PACKAGE / "bundled-files"
 
 
 def _located(relative: str) -> Path:

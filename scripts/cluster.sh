@@ -34,7 +34,10 @@ PY
     ;;
 esac
 export FLINK_LOG_DIR=${FLINK_LOG_DIR:-$root/log/flink}
-export PYTHONPATH=$root/udfs:$site${PYTHONPATH:+:$PYTHONPATH}
+# AIS_UDFS: the folder that holds the ais_pipeline package to run and ship (default udfs/; a submit
+# of another build of the package names its copy).
+udfs=${AIS_UDFS:-$root/udfs}
+export PYTHONPATH=$udfs:$site${PYTHONPATH:+:$PYTHONPATH}
 mkdir -p "$FLINK_LOG_DIR"
 # A local run puts the Prometheus reporter jars on HADOOP_CLASSPATH for its mini-cluster (and its
 # children inherit it); the daemons would put them on their classpath, where they clash with the
@@ -82,9 +85,9 @@ case "${1:-}" in
     ;;
   submit)
     shift
-    test -f "$root/udfs/ais_pipeline/jars/ais-flink-helpers.jar" || { echo "udfs/ais_pipeline/jars/ais-flink-helpers.jar is missing: run make setup" >&2; exit 2; }
+    test -f "$udfs/ais_pipeline/jars/ais-flink-helpers.jar" || { echo "$udfs/ais_pipeline/jars/ais-flink-helpers.jar is missing: run make setup" >&2; exit 2; }
     # shellcheck disable=SC2086
-    exec "$flink_home/bin/flink" run ${FLINK_RUN_ARGS:-} -py "$root/jobs/ais_traffic.py" --pyFiles "$root/udfs" \
+    exec "$flink_home/bin/flink" run ${FLINK_RUN_ARGS:-} -py "$root/jobs/ais_traffic.py" --pyFiles "$udfs" \
       -pyexec "$py" -pyclientexec "$py" "$@"
     ;;
   add-taskmanager)

@@ -45,13 +45,13 @@ def test_a_line_count_standing_still_while_the_job_moves_is_pending_never_0_line
     rate = RecentRate(started=0.0)
     first = Snapshot(lines=40_000, kept=30_000, watermark_ms=1_080_000)
     still = Snapshot(lines=40_000, kept=30_000, watermark_ms=2_400_000)
-    assert rate.update(10.0, first.lines, moved(None, first)) == 4000.0
-    assert rate.update(20.0, still.lines, moved(first, still)) is None
+    assert rate.judged(10.0, first.lines, moved(None, first)) == 4000.0
+    assert rate.judged(20.0, still.lines, moved(first, still)) is None
     assert "40,000 lines, lines/s pending, watermark" in describe(still, None, None)
     burst = Snapshot(lines=90_000, kept=70_000, watermark_ms=2_500_000)
-    assert rate.update(30.0, burst.lines, moved(still, burst)) == 50_000 / 20  # the burst over its interval
+    assert rate.judged(30.0, burst.lines, moved(still, burst)) == 50_000 / 20  # the burst over its interval
     # Nothing moves at all (waiting for files): 0.
-    assert rate.update(40.0, burst.lines, moved(burst, burst)) == 0.0
+    assert rate.judged(40.0, burst.lines, moved(burst, burst)) == 0.0
     assert not moved(burst, Snapshot(lines=90_000, kept=70_000, watermark_ms=2_500_000))
     assert moved(burst, Snapshot(lines=90_000, kept=70_000, duplicates=1, watermark_ms=2_500_000))
 

@@ -14,3 +14,5 @@
   :mod:`ais_pipeline.resources`, :mod:`ais_pipeline.errors`: the one config object, the job's
   files, the PostgreSQL tables, where bundled files are, the errors a user can fix.
 """
+
+__version__ = "0.1.0"  # the package's version (pyproject.toml reads it); its build: ais_pipeline.build

@@ -13,6 +13,7 @@ USAGE = """usage: ais-pipeline run [--input PATH] [--output DIR] [flags]
        ais-pipeline report DIR [--window tumbling|sliding] [--start ISO] [--color vessels|reports]
        ais-pipeline replay FILE --topic TOPIC [--rate N]
        ais-pipeline relay --from udp://|tcp://|tcp-listen://HOST:PORT --topic TOPIC
+       ais-pipeline --version
 
 commands:
   run     run the job in a local Flink mini-cluster, on a file or a Kafka topic
@@ -54,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(USAGE, end="")
         return 0 if args else 2
+    if args[0] == "--version":  # the build a job of this installation carries
+        from ais_pipeline.build import this_build
+
+        print(f"ais-pipeline {this_build()}")
+        return 0
     command = _command(args[0])
     if command is None:
         print(f"ais-pipeline: error: unknown command {args[0]!r}\n{USAGE}", file=sys.stderr, end="")

@@ -15,6 +15,7 @@ from pyflink.common import Row, Types
 from pyflink.datastream.functions import FlatMapFunction, KeyedProcessFunction, RuntimeContext
 from pyflink.datastream.state import ValueStateDescriptor
 
+from ais_pipeline.build import check_job_build, this_build
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.functions.operators import END_OF_INPUT_TIMER
 from ais_pipeline.rules.dedup import encounter_where
@@ -54,6 +55,10 @@ class MarksToCells(FlatMapFunction):
 
     def __init__(self, steps: EncounterSteps) -> None:
         self.rules = steps.rules
+        self.job_build = this_build()
+
+    def open(self, runtime_context: RuntimeContext) -> None:
+        check_job_build(self.job_build)
 
     def flat_map(self, value: str) -> Iterator[Row]:
         for line in value.split("\n"):
@@ -65,8 +70,10 @@ class _Step(KeyedProcessFunction):
     def __init__(self, steps: EncounterSteps, name: str) -> None:
         self.steps = steps
         self.name = name
+        self.job_build = this_build()
 
     def open(self, runtime_context: RuntimeContext) -> None:
+        check_job_build(self.job_build)
         self.state = runtime_context.get_state(ValueStateDescriptor(self.name, Types.STRING()))
 
 

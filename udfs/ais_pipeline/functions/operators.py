@@ -18,6 +18,7 @@ from pyflink.common import Row, Types
 from pyflink.datastream import OutputTag
 from pyflink.datastream.functions import KeyedProcessFunction, RuntimeContext
 
+from ais_pipeline.build import check_job_build, this_build
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.functions.rows import from_row, in_lane_order, parsed_entry, to_columns, wire_reports
 from ais_pipeline.functions.state import LaneCsv, LaneGroups, ShardVessels
@@ -120,6 +121,7 @@ class ParseLines(KeyedProcessFunction):
     def __init__(self, config: PipelineConfig, emit_tallies: bool) -> None:
         self.config = config.without_secrets()  # pickled into the job graph: no passwords in it
         self.emit_tallies = emit_tallies
+        self.job_build = this_build()
         marker, _, text = config.test_fail_once.partition("=")
         self.fail_marker, self.fail_text = marker, text
 
@@ -133,6 +135,7 @@ class ParseLines(KeyedProcessFunction):
             raise RuntimeError(f"injected failure on a line containing {self.fail_text!r} (--test-fail-once)")
 
     def open(self, runtime_context: RuntimeContext) -> None:
+        check_job_build(self.job_build)
         config = self.config
         self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
         self.groups = LaneGroups(runtime_context)
@@ -247,8 +250,10 @@ class DedupVessel(KeyedProcessFunction):
         self.shown: dict[str, int] = {}
         self.keys_held: Any = None  # the dedup_keys_held gauge (ais.flink.SetGauge)
         self.gap_keys_held: Any = None  # the gap_keys_held gauge: vessels kept only for their gap
+        self.job_build = this_build()
 
     def open(self, runtime_context: RuntimeContext) -> None:
+        check_job_build(self.job_build)
         logic, limit = self.logic, self.cache_limit
         switch = key_switch(runtime_context) if limit else None
         if limit and switch is None:

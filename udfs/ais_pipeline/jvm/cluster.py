@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pyflink.datastream import StreamExecutionEnvironment
 
-from ais_pipeline.jvm.gateway import configuration, jvm, string_array
+from ais_pipeline.jvm.gateway import configuration, java_environment, jvm, string_array
 
 
 class LocalCluster:
@@ -90,3 +90,11 @@ def java_specification_version() -> int:
     """The major version of the Java that runs this process's JVM (and the daemons')."""
     version = str(jvm().java.lang.System.getProperty("java.specification.version"))
     return int(version.rsplit(".", 1)[-1])
+
+
+def client_rest_url(env: StreamExecutionEnvironment) -> str:
+    """The REST API of the cluster an environment submits to (under ``flink run``: its
+    ``rest.address`` and ``rest.port``, from the cluster's settings and the command's options)."""
+    options = jvm().org.apache.flink.configuration.RestOptions
+    conf = java_environment(env).getConfiguration()
+    return f"http://{conf.get(options.ADDRESS)}:{conf.get(options.PORT)}"

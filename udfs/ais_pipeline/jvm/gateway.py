@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyflink.common.typeinfo import TypeInformation
-from pyflink.datastream import DataStream
+from pyflink.datastream import DataStream, StreamExecutionEnvironment
 from pyflink.java_gateway import get_gateway
 
 
@@ -21,6 +21,11 @@ def jvm() -> Any:
 def java_stream(stream: DataStream) -> Any:
     """The Java ``DataStream`` behind a PyFlink one (PyFlink has no public accessor)."""
     return stream._j_data_stream
+
+
+def java_environment(env: StreamExecutionEnvironment) -> Any:
+    """The Java ``StreamExecutionEnvironment`` of a PyFlink one."""
+    return env._j_stream_execution_environment
 
 
 def java_type(type_info: TypeInformation) -> Any:

@@ -164,7 +164,7 @@ class RecentRate:
     def __init__(self, started: float) -> None:
         self._changes: deque[tuple[float, int]] = deque([(started, 0)])  # when each count was first seen
 
-    def update(self, now: float, lines: int, moving: bool = False) -> float | None:
+    def update(self, now: float, lines: int) -> float:
         changes = self._changes
         if lines > changes[-1][1]:
             changes.append((now, lines))
@@ -176,9 +176,12 @@ class RecentRate:
         while len(samples) > 2 and samples[1][0] <= now - RATE_OVER_S:
             samples.pop(0)
         then, before = samples[0]
-        if lines <= before and moving:
-            return None
         return max(lines - before, 0) / max(now - then, 1e-3)
+
+    def judged(self, now: float, lines: int, moving: bool) -> float | None:
+        """:meth:`update`, but None (pending) for no new line while the job moved."""
+        rate = self.update(now, lines)
+        return None if rate == 0 and moving else rate
 
 
 class ProgressLine:
@@ -210,7 +213,7 @@ class ProgressLine:
         except Exception as exc:  # the job is starting or ending: next time (never stop the run)
             log.debug("no progress figures: %s", exc)
             return
-        rate = self._rate.update(now, snap.lines, moved(self._last, snap))
+        rate = self._rate.judged(now, snap.lines, moved(self._last, snap))
         self._last = snap
         if self._bar is not None:
             self._bar.n = min(snap.bytes, self.total) if self.total else snap.bytes

@@ -27,8 +27,10 @@ from pyflink.datastream import StreamExecutionEnvironment
 from ais_pipeline import files, postgres
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.errors import Cancelled
+from ais_pipeline.jvm.cluster import client_rest_url
 from ais_pipeline.pipeline.environment import kept_cluster_environment, run_environment, taskmanagers_environment
 from ais_pipeline.pipeline.execution import LocalJob, Stopped, StopSignals, execute
+from ais_pipeline.pipeline.started import await_start
 from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
 from ais_pipeline.pipeline.webui import Cluster, keeps_web_ui
 from ais_pipeline.rules.outputs import OUTPUTS
@@ -179,13 +181,17 @@ def checkpointing_on(env: StreamExecutionEnvironment) -> bool:
 
 def submit_kinesis(env: StreamExecutionEnvironment, config: PipelineConfig) -> str:
     """Submit a Kinesis job to the cluster of ``flink run`` and leave it running there (a bounded
-    one ends by itself); its job id."""
+    one ends by itself) once it has started (:func:`await_start`); its job id."""
     RunRecord(config, f"kinesis:{config.stream}")
-    return str(env.execute_async(f"ais-pipeline {config.stream}").get_job_id())
+    job_id = str(env.execute_async(f"ais-pipeline {config.stream}").get_job_id())
+    await_start(client_rest_url(env), job_id)
+    return job_id
 
 
 def submit_kafka(env: StreamExecutionEnvironment, config: PipelineConfig) -> str:
     """Submit a Kafka job to the cluster of ``flink run`` and leave it running there (its row in
-    ais_runs stays without an end); its job id."""
+    ais_runs stays without an end) once it has started (:func:`await_start`); its job id."""
     RunRecord(config, f"kafka:{config.topic}")
-    return str(env.execute_async(f"ais-pipeline {config.topic}").get_job_id())
+    job_id = str(env.execute_async(f"ais-pipeline {config.topic}").get_job_id())
+    await_start(client_rest_url(env), job_id)
+    return job_id

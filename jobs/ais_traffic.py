@@ -23,9 +23,9 @@ from ais_pipeline import postgres
 from ais_pipeline.config import PipelineConfig, parse_config, submitted_by_flink_cli
 from ais_pipeline.errors import Cancelled, guarded
 from ais_pipeline.pipeline import aws, kafka, sinks, sources, webui
-from ais_pipeline.pipeline.environment import local_environment
 from ais_pipeline.pipeline.execution import install_interrupt, stop_requested
 from ais_pipeline.pipeline.runs import FileRun, Outcome, checkpointing_on, submit_kafka, submit_kinesis
+from ais_pipeline.pipeline.shape import place
 from ais_pipeline.pipeline.topology import Streams, build_pipeline
 from ais_pipeline.rules.feeds import parse_feed_url
 from ais_pipeline.rules.outputs import format_summary
@@ -58,7 +58,7 @@ def kinesis_job(config: PipelineConfig) -> Outcome | str:
     (or, with --bounded, to where the shards were at its start) and sums itself up as a file run
     does."""
     if submitted_by_flink_cli():
-        env = local_environment(config)
+        env = place(config).env  # the cluster of flink run
         kinesis_streams(env, config, config.output_dir, None)
         return submit_kinesis(env, config)
     with FileRun(config, kinesis=True) as run:
@@ -91,7 +91,7 @@ def kafka_job(config: PipelineConfig) -> Outcome | str:
     submitted (its job id); locally it runs until stopped (or to the --bounded offsets) and sums
     itself up as a file run does."""
     if submitted_by_flink_cli():
-        env = local_environment(config)
+        env = place(config).env  # the cluster of flink run
         kafka_streams(env, config, emit_tallies=False)
         return submit_kafka(env, config)
     with FileRun(config, kafka=True) as run:

@@ -1,17 +1,21 @@
-"""Where the job runs: a local mini-cluster configured from ``flink-conf/config.yaml`` (one per job,
-or one that outlives it), a local cluster of TaskManager processes (``--taskmanagers N``), or the
-cluster of ``flink run``."""
+"""The environments a job runs in, one per cluster shape (:mod:`ais_pipeline.pipeline.shape`
+chooses the shape; this module carries it out): the settings of a run from
+``flink-conf/config.yaml`` and its flags, the process's preparation for a local JVM, and the
+environment on the cluster of ``flink run``, on an early mini-cluster, on a mini-cluster kept for
+the web UI, or on a run's own TaskManagers."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pyflink.common import Configuration
 from pyflink.datastream import StreamExecutionEnvironment
 
-from ais_pipeline.config import PipelineConfig, submitted_by_flink_cli
+from ais_pipeline.config import PipelineConfig
 from ais_pipeline.pipeline.jvm_archive import use_archive
 from ais_pipeline.resources import METRICS_JAR, PACKAGE
 
@@ -51,8 +55,9 @@ def state_backend_settings(config: PipelineConfig) -> dict[str, str]:
     return settings
 
 
-def flink_settings(config: PipelineConfig) -> dict[str, str]:
-    """flink-conf/config.yaml flattened, plus what a local run must set for itself."""
+def flink_settings(config: PipelineConfig, local: bool = True) -> dict[str, str]:
+    """flink-conf/config.yaml flattened, plus what a local run must set for itself; for a job
+    submitted to the cluster of ``flink run`` (``local=False``), only what the job's flags set."""
     import yaml
 
     def flatten(prefix: str, node: object, out: dict[str, str]) -> None:
@@ -67,7 +72,7 @@ def flink_settings(config: PipelineConfig) -> dict[str, str]:
             out[prefix] = str(node)
 
     interval = config.checkpoint_interval_s
-    if submitted_by_flink_cli():  # the cluster has its own settings; -pyexec names its Python
+    if not local:  # the cluster has its own settings; -pyexec names its Python
         settings = {"parallelism.default": str(config.parallelism), **state_backend_settings(config)}
         if interval:
             settings[CHECKPOINT_INTERVAL] = f"{interval}s"
@@ -135,13 +140,14 @@ def taskmanager_java_options(config: PipelineConfig) -> None:
         os.environ["JVM_ARGS"] = f"{options} {current}".strip()
 
 
-def _python_paths(config: PipelineConfig) -> None:
+def prepare_process(config: PipelineConfig, local: bool = True) -> None:
     """Thread mode embeds the interpreter in the JVM; it finds the venv's packages (pemja, pyflink)
-    and this package only through PYTHONPATH, which the JVM inherits from this process."""
+    and this package only through PYTHONPATH, which the JVM inherits from this process. A local
+    run's JVM also gets the metric reporters, the TaskManager's Java options and the class archive."""
     site = [p for p in sys.path if p.endswith("site-packages")]
     paths = [str(PACKAGE.parent), *site, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
-    if not submitted_by_flink_cli():
+    if local:
         reporters_on_gateway_classpath()
         taskmanager_java_options(config)
         use_archive()
@@ -153,57 +159,61 @@ def _python_paths(config: PipelineConfig) -> None:
 
 
 def local_environment(config: PipelineConfig) -> StreamExecutionEnvironment:
-    """A StreamExecutionEnvironment on a local mini-cluster configured from flink-conf/ (one per
-    job, gone with it), or, under ``flink run``, on that cluster."""
-    _python_paths(config)
+    """PyFlink's own environment, for a job besides the run's (``ais-pipeline load``): a local
+    mini-cluster configured from flink-conf/, one per job, gone with it."""
+    prepare_process(config)
+    return submitted_environment(flink_settings(config), config.parallelism)
+
+
+def submitted_environment(settings: Mapping[str, str], parallelism: int) -> StreamExecutionEnvironment:
+    """PyFlink's environment with ``settings``: under ``flink run``, on that cluster; else a local
+    mini-cluster of PyFlink's, one per job."""
     conf = Configuration()
-    for key, value in flink_settings(config).items():
+    for key, value in settings.items():
         conf.set_string(key, value)
     env = StreamExecutionEnvironment.get_execution_environment(conf)
-    env.set_parallelism(config.parallelism)
+    env.set_parallelism(parallelism)
     return env
 
 
-def run_environment(config: PipelineConfig) -> tuple[StreamExecutionEnvironment, EarlyMiniCluster | None]:
-    """The environment of a local run's job: on a mini-cluster that starts while the job is being
-    built (the caller closes it if the job never ran; the job's end shuts it down), or, under
-    ``flink run``, on that cluster."""
-    if submitted_by_flink_cli():
-        return local_environment(config), None
+def early_environment(
+    settings: Mapping[str, str], parallelism: int
+) -> tuple[StreamExecutionEnvironment, EarlyMiniCluster]:
+    """On a mini-cluster that starts while the job is being built (the caller closes it if the
+    job never ran; the job's end shuts it down)."""
     from ais_pipeline.jvm.cluster import EarlyMiniCluster
 
-    _python_paths(config)
-    cluster = EarlyMiniCluster(flink_settings(config))
+    cluster = EarlyMiniCluster(settings)
     try:
         env = cluster.environment()
-        env.set_parallelism(config.parallelism)
+        env.set_parallelism(parallelism)
     except BaseException:
         cluster.close()
         raise
     return env, cluster
 
 
-def kept_cluster_environment(config: PipelineConfig) -> tuple[StreamExecutionEnvironment, LocalCluster]:
-    """An environment on a local mini-cluster of this process's own, which outlives the job (its
-    web UI still shows the finished job); the caller closes the cluster."""
+def kept_cluster_environment(
+    settings: Mapping[str, str], parallelism: int
+) -> tuple[StreamExecutionEnvironment, LocalCluster]:
+    """On a local mini-cluster of this process's own, which outlives the job (its web UI still
+    shows the finished job); the caller closes the cluster."""
     from ais_pipeline.jvm.cluster import LocalCluster
 
-    _python_paths(config)
-    settings = flink_settings(config)
     cluster = LocalCluster(settings)
     env = cluster.environment(settings)
-    env.set_parallelism(config.parallelism)
+    env.set_parallelism(parallelism)
     return env, cluster
 
 
-def taskmanagers_environment(config: PipelineConfig) -> tuple[StreamExecutionEnvironment, TaskManagerCluster]:
-    """An environment on a local cluster of ``--taskmanagers`` one-slot TaskManager processes
-    started for the run (an interpreter each); the caller closes the cluster."""
+def taskmanagers_environment(
+    settings: Mapping[str, str], parallelism: int, conf_dir: Path, taskmanagers: int
+) -> tuple[StreamExecutionEnvironment, TaskManagerCluster]:
+    """On a local cluster of ``taskmanagers`` one-slot TaskManager processes started for the run
+    (an interpreter each); the caller closes the cluster."""
     from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
 
-    _python_paths(config)
-    settings = flink_settings(config)
-    cluster = TaskManagerCluster(settings, config.flink_conf_dir, config.taskmanagers)
+    cluster = TaskManagerCluster(settings, conf_dir, taskmanagers)
     env = cluster.environment(settings)
-    env.set_parallelism(config.parallelism)
+    env.set_parallelism(parallelism)
     return env, cluster

@@ -28,11 +28,11 @@ from ais_pipeline import files, postgres
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.errors import Cancelled
 from ais_pipeline.jvm.cluster import client_rest_url
-from ais_pipeline.pipeline.environment import kept_cluster_environment, run_environment, taskmanagers_environment
 from ais_pipeline.pipeline.execution import LocalJob, Stopped, StopSignals, execute
+from ais_pipeline.pipeline.shape import place
 from ais_pipeline.pipeline.started import await_start
 from ais_pipeline.pipeline.taskmanagers import TaskManagerCluster
-from ais_pipeline.pipeline.webui import Cluster, keeps_web_ui
+from ais_pipeline.pipeline.webui import Cluster
 from ais_pipeline.rules.outputs import OUTPUTS
 
 log = logging.getLogger("ais_pipeline")
@@ -81,13 +81,8 @@ class FileRun:
         self.kinesis = kinesis
         self.cluster: Cluster | None = None
         self.stops = StopSignals()  # counting from the job's submission on
-        self.keeps_web_ui = keeps_web_ui(config)
-        if config.taskmanagers:
-            self.env, self.cluster = taskmanagers_environment(config)
-        elif self.keeps_web_ui:
-            self.env, self.cluster = kept_cluster_environment(config)
-        else:
-            self.env, self.cluster = run_environment(config)
+        placed = place(config)
+        self.env, self.cluster, self.keeps_web_ui = placed.env, placed.cluster, placed.keeps_web_ui
         try:
             self.scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
             self.output_dir = self.scratch / "out" if kafka or config.output_dir is None else config.output_dir

@@ -33,6 +33,7 @@ FOREIGN = {
 }
 HIDDEN = {"--test-fail-once"}  # a test-only flag of `ais-pipeline run`, left out of its --help
 COMMANDS = [
+    ["ais_pipeline.cli"],
     ["ais_pipeline.cli", "run"],
     ["ais_pipeline.cli", "load"],
     ["ais_pipeline.cli", "report"],
@@ -48,6 +49,7 @@ COMMANDS = [
     ["bench.world"],
     ["bench.world_feed"],
     ["bench.world_restore"],
+    ["bench.encounter_state"],
     ["ais_pipeline.pipeline.jvm_archive"],
 ]
 

@@ -256,6 +256,17 @@ def drain_once_read(cluster: str, job: str, lines: int, directory: Path) -> None
     assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=120) == "FINISHED"
 
 
+def line_times(lines: list[str]) -> list[int]:
+    """Each tagged line's ``c:`` time (epoch seconds); a line without one (a multipart group's
+    second sentence) has the time of the line before it."""
+    times, last = [], 0
+    for line in lines:
+        if "c:" in line.split("\\!", 1)[0]:
+            last = int(line.split("c:")[1].split("*")[0].split(",")[0])
+        times.append(last)
+    return times
+
+
 def restored_mid_feed(
     cluster: str, kafka: str, name: str, lines: list[str], cut_s: int, written: tuple[str, int], out: Path, *flags: str
 ) -> Path:
@@ -265,7 +276,7 @@ def restored_mid_feed(
     is stopped with a savepoint (no drain), the rest of the feed is replayed and the job restored
     from the savepoint, bounded, until it has read the whole feed. ``flags`` go to both
     submissions. Returns the folder of its outputs, read back from the topics."""
-    cut = next(i for i, line in enumerate(lines) if int(line.split("c:")[1].split("*")[0]) >= cut_s)
+    cut = next(i for i, t in enumerate(line_times(lines)) if t >= cut_s)
     out.mkdir(parents=True, exist_ok=True)
     first, rest_feed = out / "first.nmea", out / "rest.nmea"
     first.write_text("\n".join(lines[:cut]) + "\n")

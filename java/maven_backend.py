@@ -18,18 +18,38 @@ from pathlib import Path
 from typing import Any
 
 from setuptools import build_meta as _setuptools
-from setuptools.build_meta import (  # noqa: F401  (the hooks this backend keeps as they are)
-    get_requires_for_build_editable,
-    get_requires_for_build_sdist,
-    get_requires_for_build_wheel,
-    prepare_metadata_for_build_editable,
-    prepare_metadata_for_build_wheel,
-)
+from setuptools.build_meta import get_requires_for_build_sdist  # noqa: F401  (kept as it is)
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "udfs" / "ais_pipeline"
 JARS = ("ais-flink-helpers.jar", "ais-flink-helpers-metrics.jar")
 BUNDLED = ("flink-conf", "data/sample", "data/ports", "connectors/pom.xml")
+
+
+def _jars_folder() -> None:
+    """The jars' folder is a package (of data) in pyproject.toml: setuptools wants it to exist
+    from its first step (the metadata), before Maven has written into it (a clean clone has none)."""
+    (PACKAGE / "jars").mkdir(exist_ok=True)
+
+
+def get_requires_for_build_editable(config_settings: Any = None) -> list[str]:
+    _jars_folder()
+    return list(_setuptools.get_requires_for_build_editable(config_settings))
+
+
+def get_requires_for_build_wheel(config_settings: Any = None) -> list[str]:
+    _jars_folder()
+    return list(_setuptools.get_requires_for_build_wheel(config_settings))
+
+
+def prepare_metadata_for_build_editable(metadata_directory: str, config_settings: Any = None) -> str:
+    _jars_folder()
+    return str(_setuptools.prepare_metadata_for_build_editable(metadata_directory, config_settings))
+
+
+def prepare_metadata_for_build_wheel(metadata_directory: str, config_settings: Any = None) -> str:
+    _jars_folder()
+    return str(_setuptools.prepare_metadata_for_build_wheel(metadata_directory, config_settings))
 
 
 def _java_helpers() -> None:
@@ -59,12 +79,14 @@ def _bundle() -> None:
 
 
 def build_wheel(wheel_directory: str, config_settings: Any = None, metadata_directory: str | None = None) -> str:
+    _jars_folder()
     _java_helpers()
     _bundle()
     return str(_setuptools.build_wheel(wheel_directory, config_settings, metadata_directory))
 
 
 def build_editable(wheel_directory: str, config_settings: Any = None, metadata_directory: str | None = None) -> str:
+    _jars_folder()
     _java_helpers()
     with warnings.catch_warnings():
         # setuptools' notice on every editable install ("be careful with folders in your working
@@ -74,4 +96,5 @@ def build_editable(wheel_directory: str, config_settings: Any = None, metadata_d
 
 
 def build_sdist(sdist_directory: str, config_settings: Any = None) -> str:
+    _jars_folder()
     return str(_setuptools.build_sdist(sdist_directory, config_settings))

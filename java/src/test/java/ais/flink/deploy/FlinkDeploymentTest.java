@@ -175,8 +175,9 @@ class FlinkDeploymentTest {
         assertEquals("v" + parts[0] + "_" + parts[1], spec.get("flinkVersion").asText());
         String dockerfile = read("docker/Dockerfile");
         assertTrue(dockerfile.contains("FROM flink:" + flink + "-"), "the image is built on Flink " + flink);
-        // the image's name and tag: the project's version, as docker-compose.yml names it
-        String version = pin(read("pyproject.toml"), "(?m)^version = \"([^\"]+)\"");
+        // the image's name and tag: the package's version (pyproject.toml reads it from there), as
+        // docker-compose.yml names it
+        String version = pin(read("udfs/ais_pipeline/__init__.py"), "(?m)^__version__ = \"([^\"]+)\"");
         assertEquals("ais-pipeline-flink:" + version, spec.get("image").asText());
         assertTrue(read("docker-compose.yml").contains("image: ais-pipeline-flink:" + version));
         // the connectors the image carries are the ones the project pins

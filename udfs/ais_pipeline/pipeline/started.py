@@ -8,7 +8,6 @@ the error ``flink run`` prints; the web UI's exceptions show it too."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import urllib.error
@@ -17,17 +16,13 @@ from typing import Any
 
 from ais_pipeline.build import MISMATCH_LINE
 from ais_pipeline.errors import JobFailed
+from ais_pipeline.pipeline.progress import rest_json
 
 log = logging.getLogger("ais_pipeline")
 
 START_TIMEOUT_S = 30.0
 POLL_S = 0.5
 ENDED = {"FAILED", "CANCELED", "FINISHED", "SUSPENDED"}
-
-
-def _get(rest: str, path: str) -> Any:
-    with urllib.request.urlopen(rest + path, timeout=10) as resp:
-        return json.load(resp)
 
 
 def build_mismatch(exceptions: dict[str, Any]) -> str | None:
@@ -55,12 +50,12 @@ def await_start(rest: str, job_id: str, timeout_s: float = START_TIMEOUT_S) -> N
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            line = build_mismatch(_get(rest, f"/jobs/{job_id}/exceptions?maxExceptions=10"))
+            line = build_mismatch(rest_json(rest, f"/jobs/{job_id}/exceptions?maxExceptions=10"))
             if line is not None:
                 request = urllib.request.Request(f"{rest}/jobs/{job_id}?mode=cancel", method="PATCH")
                 urllib.request.urlopen(request, timeout=10).close()
                 raise JobFailed(line)
-            job = _get(rest, f"/jobs/{job_id}")
+            job = rest_json(rest, f"/jobs/{job_id}")
         except (urllib.error.URLError, OSError) as exc:
             log.warning("job %s submitted; its start not watched: the REST API at %s: %s", job_id, rest, exc)
             return

@@ -23,7 +23,7 @@ STAMP := $(VENV)/.installed
 MVN := mvn -q -B -Dstyle.color=never
 JAR := udfs/ais_pipeline/jars/ais-flink-helpers.jar
 
-.PHONY: setup run test test-java test-unit test-flink test-integration lint plain clean browser bench \
+.PHONY: setup run test test-slow test-java test-unit test-flink test-integration lint plain clean browser bench \
 	kafka-start kafka-stop cluster-start cluster-stop replay submit-kafka postgres-start postgres-stop \
 	mosquitto-start mosquitto-stop moto-start moto-stop bench-jvm
 
@@ -62,7 +62,8 @@ lint: setup
 # 1 and 2 (bench/scale.py); then the world's fleet: generated world feeds of 10k, 100k and 1M vessels on
 # each state backend (bench/world.py), and a restore of a million vessels on the standalone cluster
 # (bench/world_restore.py).
-bench: setup
+bench: setup browser
+	bash scripts/scratch.sh $(PY) -m pytest -m slow
 	bash scripts/scratch.sh $(PY) -m bench.files --write-docs $(ARGS)
 	bash scripts/scratch.sh $(PY) -m bench.live --write-docs
 	bash scripts/scratch.sh $(PY) -m bench.scale --write-docs
@@ -131,7 +132,12 @@ browser:
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
 
 test: lint browser test-java
-	bash scripts/scratch.sh $(PY) -m pytest
+	bash scripts/scratch.sh $(PY) -m pytest -m "not slow"
+
+# The slow variants of paths make test covers (marked slow: another parallelism or state backend,
+# a second failure of a kind), left to make bench.
+test-slow: setup browser
+	bash scripts/scratch.sh $(PY) -m pytest -m slow
 
 clean:
 	rm -rf $(VENV) build out .pytest_cache .mypy_cache .ruff_cache udfs/ais_pipeline/jars udfs/ais_pipeline/bundled-files

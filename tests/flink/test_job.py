@@ -134,7 +134,7 @@ def test_json_input_of_a_real_track(fixtures: Path, tmp_path: Path):
     assert sum(summary[k] for k in kinds) == 948
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
+@pytest.mark.parametrize("parallelism", [pytest.param(1, marks=pytest.mark.slow), 2])
 def test_benchmark_feed_matches_the_plain_pipeline(parallelism: int, tmp_path: Path):
     """The seeded feed of `make bench` (fan-in, satellite copies and satellite-only late reports,
     a redelivered block, damaged lines): the job's outputs equal the plain loop's, so the

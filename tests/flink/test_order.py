@@ -30,7 +30,7 @@ def outputs_of(directory: Path) -> dict[str, list[str]]:
     return out
 
 
-@pytest.mark.parametrize("parallelism", [1, 2, 4])
+@pytest.mark.parametrize("parallelism", [1, 2, pytest.param(4, marks=pytest.mark.slow)])
 def test_static_amendments_heard_by_two_receivers_are_judged_in_input_order(
     parallelism: int, fixtures: Path, tmp_path: Path
 ):
@@ -52,7 +52,7 @@ def test_static_amendments_heard_by_two_receivers_are_judged_in_input_order(
     assert (summary["static_kept"], summary["static_duplicates"]) == (4, 4)
 
 
-@pytest.mark.parametrize("parallelism", [2, 4])
+@pytest.mark.parametrize("parallelism", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_a_feed_of_many_amendments_gives_the_plain_loops_static_reports_at_any_parallelism(
     parallelism: int, tmp_path: Path
 ):

@@ -114,7 +114,7 @@ def feed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fault tests' feed (test_faults.py, test_postgres.py)."""
     import sys
 
-    path = tmp_path_factory.mktemp("feed") / "feed50k.nmea"
+    path = tmp_path_factory.mktemp("feed") / f"feed{FAULT_FEED_COPIES}0k.nmea"
     with path.open("w") as out:
         subprocess.run(
             [sys.executable, "-m", "bench.make_feed", "--copies", str(FAULT_FEED_COPIES)],

@@ -109,7 +109,7 @@ def test_a_job_stopped_with_a_savepoint_mid_gap_goes_on_from_it_to_the_plain_loo
     wait_for_state(cluster, job, {"FINISHED"}, timeout_s=60)
     replay(kafka, name, rest, len(lines) - cut)
     restored = submit_bounded(kafka, name, name, run_args=f"-s {location}")
-    drain_once_read(cluster, restored, len(lines), tmp_path / "final")
+    drain_once_read(cluster, restored, len(lines), tmp_path / "final", settle=True)
     write_outputs(kafka, f"{name}.", tmp_path / "job")
     run_oracle(gap_feed, tmp_path / "oracle")
     assert_same_outputs(tmp_path / "job", tmp_path / "oracle")

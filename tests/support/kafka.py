@@ -58,7 +58,7 @@ def read_topic(
     bootstrap: str, topic: str, timeout_s: float = 30, conf: dict[str, str] | None = None
 ) -> list[tuple[str | None, str]]:
     """Every committed record of a topic, partition by partition in offset order: (key, value)."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
 
     consumer = Consumer(
         {
@@ -67,6 +67,7 @@ def read_topic(
             "group.id": f"test-reader-{time.monotonic_ns()}",
             "isolation.level": "read_committed",
             "enable.auto.commit": False,
+            "enable.partition.eof": True,
             "auto.offset.reset": "earliest",
             "log_level": 0,
         }
@@ -77,23 +78,22 @@ def read_topic(
         records: list[tuple[str | None, str]] = []
         for p in partitions:
             tp = TopicPartition(topic, p, 0)
-            # With read_committed the end is the last stable offset: records of transactions
-            # still open (or aborted) are never returned.
             _, end = consumer.get_watermark_offsets(tp, timeout=timeout_s)
+            if end <= 0:
+                continue
             consumer.assign([tp])
             deadline = time.monotonic() + timeout_s
-            quiet_since = time.monotonic()
             while time.monotonic() < deadline:
-                if consumer.position([tp])[0].offset >= end:
-                    break
                 msg = consumer.poll(0.5)
-                if msg is None or msg.error():
-                    # Transaction markers take offsets too, and records of an open transaction
-                    # stay invisible: a partition with nothing new for 3 s has been read.
-                    if time.monotonic() - quiet_since > 3:
+                if msg is None:
+                    continue
+                if msg.error():
+                    # With read_committed the partition ends at its last stable offset: records
+                    # of transactions still open (or aborted) are never returned, and the
+                    # transaction markers after the last record are read past.
+                    if msg.error().code() == KafkaError._PARTITION_EOF:
                         break
                     continue
-                quiet_since = time.monotonic()
                 key = msg.key()
                 records.append((None if key is None else key.decode(), msg.value().decode()))
         return records
@@ -239,12 +239,15 @@ def urllib_post(base: str, path: str, body: dict[str, object]) -> dict[str, str]
         return json.load(resp)  # type: ignore[no-any-return]
 
 
-def drain_once_read(cluster: str, job: str, lines: int, directory: Path) -> None:
+def drain_once_read(cluster: str, job: str, lines: int, directory: Path, settle: bool = False) -> None:
     """Stop a bounded job restored from a savepoint once it has read ``lines`` records of its one
-    partition. A bounded Kafka source restored from a savepoint reads up to its stopping offsets
-    but does not finish (connector 5.0.0-2.2): once it has read the whole feed, the job is
-    stopped with --drain, which ends the input as the end of a bounded source does (final
-    watermark)."""
+    partition (and, with ``settle``, once the operators' watermark has stood still for 5 s). A
+    bounded Kafka source restored from a savepoint reads up to its stopping offsets but does not
+    finish (connector 5.0.0-2.2): once it has read the whole feed, the job is stopped with
+    --drain, which ends the input as the end of a bounded source does (final watermark). Without
+    the wait for the watermark the drain can come first: at parallelism 2 the subtask without a
+    partition holds the watermark until its idle timeout (30 s), and what a live job emits as
+    the watermark passes (open gaps) would never be written."""
     deadline = time.monotonic() + 400
     while time.monotonic() < deadline:
         if operator_metrics(cluster, job, {"currentOffset"}).get("currentOffset", -1) >= lines - 1:
@@ -252,8 +255,34 @@ def drain_once_read(cluster: str, job: str, lines: int, directory: Path) -> None
         time.sleep(1)
     else:
         raise AssertionError("the restored job did not read the rest of the feed")
+    if settle:  # a watermark, then still for 5 s: where the job's lines take it
+        still_since, last = time.monotonic(), NO_WATERMARK
+        while (low := low_watermark(cluster, job)) == NO_WATERMARK or time.monotonic() - still_since < 5:
+            assert time.monotonic() < deadline, f"the restored job's watermark did not settle (at {low})"
+            if low != last:
+                still_since, last = time.monotonic(), low
+            time.sleep(0.5)
     stop_with_savepoint(cluster, job, directory, drain=True)
     assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=120) == "FINISHED"
+
+
+NO_WATERMARK = -(2**63)
+
+
+def low_watermark(cluster: str, job: str) -> int:
+    """The lowest input watermark of the job's operators. Sources have no input, and an operator
+    that has had none (one fed only by dead letters) does not count, unless none has had one."""
+    lows = []
+    for node in rest(cluster, f"/jobs/{job}/plan")["plan"]["nodes"]:
+        if not node.get("inputs"):
+            continue
+        values = [
+            int(m["value"])
+            for m in rest(cluster, f"/jobs/{job}/vertices/{node['id']}/watermarks")
+            if m["id"].endswith(".currentInputWatermark") and int(m["value"]) > NO_WATERMARK
+        ]
+        lows += [min(values)] if values else []
+    return min(lows, default=NO_WATERMARK)
 
 
 def line_times(lines: list[str]) -> list[int]:
@@ -292,6 +321,6 @@ def restored_mid_feed(
     wait_for_state(cluster, job, {"FINISHED"}, timeout_s=60)
     replay(kafka, name, rest_feed, len(lines) - cut)
     restored = submit_bounded(kafka, name, name, *flags, run_args=f"-s {location}")
-    drain_once_read(cluster, restored, len(lines), out / "final")
+    drain_once_read(cluster, restored, len(lines), out / "final", settle=True)
     write_outputs(kafka, f"{name}.", out / "job")
     return out / "job"

@@ -131,4 +131,4 @@ class PostgresServer:
         return self.target(name)
 
 
-FAULT_FEED_COPIES = 5  # the bundled capture x5, shifted in time: 50,000 lines
+FAULT_FEED_COPIES = 3  # the bundled capture x3, shifted in time: 30,000 lines

@@ -144,6 +144,9 @@ def test_a_relay_killed_mid_tcp_stream_and_started_again_leaves_every_line_in_ka
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
     state = {"next": 0, "connections": 0}
+    # The first connection stops sending at 4,000 lines until the relay is killed: mid-stream
+    # however fast the relay is, and within the resend of what it had not yet written.
+    cut = threading.Event()
 
     def serve() -> None:
         while state["next"] < len(lines):
@@ -157,6 +160,8 @@ def test_a_relay_killed_mid_tcp_stream_and_started_again_leaves_every_line_in_ka
                     start = state["next"]
                     conn.sendall("".join(line + "\r\n" for line in lines[max(0, start - resend) : start]).encode())
                     while state["next"] < len(lines):
+                        if state["connections"] == 1 and state["next"] >= 4_000:
+                            cut.wait(timeout=120)
                         chunk = lines[state["next"] : state["next"] + RATE // 10]
                         conn.sendall("".join(line + "\r\n" for line in chunk).encode())
                         state["next"] += len(chunk)
@@ -170,6 +175,7 @@ def test_a_relay_killed_mid_tcp_stream_and_started_again_leaves_every_line_in_ka
     wait_for_records(kafka, "relay-killed", 3_000)
     first.send_signal(signal.SIGKILL)
     first.communicate(timeout=30)
+    cut.set()
     assert 0 < state["next"] < len(lines), "the stream was not cut in the middle"
     second = relay(kafka, f"tcp://127.0.0.1:{port}", "relay-killed")
     deadline = time.monotonic() + 120

@@ -62,8 +62,7 @@ lint: setup
 # 1 and 2 (bench/scale.py); then the world's fleet: generated world feeds of 10k, 100k and 1M vessels on
 # each state backend (bench/world.py), and a restore of a million vessels on the standalone cluster
 # (bench/world_restore.py).
-bench: setup browser
-	bash scripts/scratch.sh $(PY) -m pytest -m slow
+bench: test-slow
 	bash scripts/scratch.sh $(PY) -m bench.files --write-docs $(ARGS)
 	bash scripts/scratch.sh $(PY) -m bench.live --write-docs
 	bash scripts/scratch.sh $(PY) -m bench.scale --write-docs

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ais_pipeline.config import OUTPUT_KEYS
+from ais_pipeline.pipeline.progress import NO_WATERMARK
 from tests.support.servers import CLUSTER, FAULT_FEED_COPIES, ROOT, TASKMANAGERS
 
 FAULT_FEED_LINES = FAULT_FEED_COPIES * 10_000
@@ -269,9 +270,6 @@ def drain_once_read(cluster: str, job: str, lines: int, directory: Path, settle:
     assert wait_for_state(cluster, job, {"FINISHED"}, timeout_s=120) == "FINISHED"
 
 
-NO_WATERMARK = -(2**63)
-
-
 def low_watermark(cluster: str, job: str) -> int:
     """The lowest input watermark of the job's operators. Sources have no input, and an operator
     that has had none (one fed only by dead letters) does not count, unless none has had one."""
@@ -284,7 +282,8 @@ def low_watermark(cluster: str, job: str) -> int:
             for m in rest(cluster, f"/jobs/{job}/vertices/{node['id']}/watermarks")
             if m["id"].endswith(".currentInputWatermark") and int(m["value"]) > NO_WATERMARK
         ]
-        lows += [min(values)] if values else []
+        if values:
+            lows.append(min(values))
     return min(lows, default=NO_WATERMARK)
 
 

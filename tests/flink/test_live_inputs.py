@@ -14,6 +14,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import pyais
 import pytest
 
 from ais_pipeline.config import SAMPLE_INPUT
@@ -22,7 +23,7 @@ from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.rules.outputs import iso_ms
 from ais_pipeline.rules.parse import nmea_checksum
 from tests.support.jobs import SAMPLE_SUMMARY, assert_same_outputs, run_oracle
-from tests.support.live import LiveJob, send_tcp, send_udp, wait_until_bound
+from tests.support.live import LiveJob, fleet_seconds, send_seconds, send_tcp, send_udp, wait_until_bound
 from tests.support.nmea import position
 
 pytestmark = pytest.mark.flink
@@ -156,3 +157,57 @@ def test_udp_datagrams_that_are_not_text_not_ais_or_too_long_are_dead_letters_or
     assert summary["stamped_on_receipt"] == 5
     dead = sorted((d["reason"], len(d["raw"])) for d in read_records(job.out / "dead_letter"))
     assert [reason for reason, _ in dead] == ["malformed", "malformed", "not_text"], dead
+
+
+def assert_every_line_decided(job: LiveJob, summary: dict[str, object], sent: list[list[str]]) -> None:
+    """Every line sent is read, counted once, and each distinct report is a position written, in
+    the positions and in the tumbling windows' final figures."""
+    lines = [line for second in sent for line in second]
+    distinct = set(lines)
+    assert (summary["lines"], summary["accounted_lines"], summary["stamped_on_receipt"]) == (len(lines),) * 3
+    assert (summary["positions_kept"], summary["duplicates_exact"]) == (len(distinct), len(lines) - len(distinct))
+    written = read_records(job.out / "positions")
+    assert len(written) == len(distinct)
+    assert {(p["mmsi"], round(p["lat"], 5), round(p["lon"], 5)) for p in written} == {
+        (r.mmsi, round(r.lat, 5), round(r.lon, 5)) for r in (pyais.decode(line) for line in distinct)
+    }
+    final: dict[tuple[str, str], dict[str, object]] = {}
+    for a in read_records(job.out / "aggregates"):
+        key = (a["cell"], a["window_start"])
+        if a["window"] == "tumbling" and a["revision"] >= final.get(key, {"revision": -1})["revision"]:  # type: ignore[operator]
+            final[key] = a
+    assert sum(int(a["reports"]) for a in final.values()) == len(distinct)  # type: ignore[call-overload]
+
+
+def test_a_live_feed_paused_past_the_idle_timeout_then_stopped_while_quiet_decides_every_line(tmp_path: Path):
+    # The pause and the quiet before Ctrl-C are each longer than the idle timeout, so the lane goes
+    # idle twice: the lines after the pause, and the drain that comes while it is idle, must still
+    # be decided and written (the idle timeout is 3 s here, 30 s by default: the same path).
+    port = unused_port()
+    before, after = fleet_seconds(100, 4), fleet_seconds(100, 4, first=20)
+    job = LiveJob(tmp_path, f"udp://127.0.0.1:{port}", "--idle-timeout", "3")
+    try:
+        wait_until_bound(port, "udp")
+        send_seconds(port, before)
+        time.sleep(8)
+        send_seconds(port, after)
+        job.wait_for("lines", sum(map(len, before + after)))
+        time.sleep(8)
+        summary = job.stop()
+    finally:
+        job.kill()
+    assert_every_line_decided(job, summary, before + after)
+
+
+def test_a_live_feed_stopped_a_second_after_its_last_line_decides_every_line(tmp_path: Path):
+    port = unused_port()
+    sent = fleet_seconds(100, 5)
+    job = LiveJob(tmp_path, f"udp://127.0.0.1:{port}")
+    try:
+        wait_until_bound(port, "udp")
+        send_seconds(port, sent)
+        time.sleep(1)
+        summary = job.stop()
+    finally:
+        job.kill()
+    assert_every_line_decided(job, summary, sent)

@@ -19,6 +19,7 @@ import psutil
 from ais_pipeline.pipeline.ports import unused_port
 from ais_pipeline.pipeline.progress import metric_query
 from tests.support.jobs import ROOT
+from tests.support.nmea import position
 
 RATE = 5_000  # lines/s, about what a busy shore receiver or an aggregator sends
 
@@ -122,3 +123,29 @@ def send_udp(port: int, lines: list[str], rate: int = RATE, per_datagram: int = 
             for i in range(0, len(chunk), per_datagram):
                 sender.sendto(("\n".join(chunk[i : i + per_datagram]) + "\n").encode(), ("127.0.0.1", port))
             time.sleep(0.01)
+
+
+def fleet_seconds(vessels: int, seconds: int, first: int = 0, copies_every: int = 5) -> list[list[str]]:
+    """A fleet heard once a second, without tag blocks (the job stamps each line when it comes):
+    for each second from ``first``, one position report of every vessel, steaming east at about
+    14 knots, and every ``copies_every``-th line sent twice (a second receiver's copy)."""
+    out = []
+    for second in range(first, first + seconds):
+        lines = []
+        for i in range(vessels):
+            line = position(235_000_000 + i, round(51.0 + i * 0.01, 5), round(1.5 + second * 0.0001, 5), sog=14.0)
+            lines.append(line)
+            if (second * vessels + i) % copies_every == 0:
+                lines.append(line)
+        out.append(lines)
+    return out
+
+
+def send_seconds(port: int, seconds: list[list[str]]) -> None:
+    """Each second's lines over UDP, one datagram a line, a second apart."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        start = time.monotonic()
+        for k, lines in enumerate(seconds):
+            for line in lines:
+                sender.sendto((line + "\n").encode(), ("127.0.0.1", port))
+            time.sleep(max(0.0, start + k + 1 - time.monotonic()))

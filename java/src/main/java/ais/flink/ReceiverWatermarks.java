@@ -239,9 +239,15 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
 
     @Override
     public void processWatermark(Watermark mark) throws Exception {
-        // Upstream emits no watermarks but the final one of a bounded input: pass that on.
+        // Upstream emits no watermarks but the final one of a bounded input or of a drain: pass
+        // that on, active again if the lane had gone idle (downstream ignores the watermarks of
+        // an idle input, and a live feed that went quiet before a Ctrl-C has).
         if (mark.getTimestamp() == Long.MAX_VALUE && emittedStep != Long.MAX_VALUE) {
             emittedStep = Long.MAX_VALUE;
+            if (idle) {
+                idle = false;
+                output.emitWatermarkStatus(WatermarkStatus.ACTIVE);
+            }
             output.emitWatermark(mark);
         }
     }

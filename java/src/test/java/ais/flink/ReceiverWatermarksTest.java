@@ -12,6 +12,7 @@ import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.OutputTag;
@@ -69,6 +70,8 @@ class ReceiverWatermarksTest {
         for (Object o : h.getOutput()) {
             if (o instanceof Watermark) {
                 out.add("watermark " + ((Watermark) o).getTimestamp());
+            } else if (o instanceof WatermarkStatus) {
+                out.add(((WatermarkStatus) o).isIdle() ? "idle" : "active");
             } else if (o instanceof StreamRecord) {
                 Row r = (Row) ((StreamRecord<?>) o).getValue();
                 Row report = (Row) r.getField(1);
@@ -138,6 +141,20 @@ class ReceiverWatermarksTest {
                 tallies.add(r.getValue());
             }
             assertEquals(List.of("by_receiver#clock_ahead#fast"), tallies);
+        }
+    }
+
+    @Test
+    void aDrainAfterTheLaneWentIdleReachesDownstreamAsActive() throws Exception {
+        // A live feed quiet for the idle timeout, then Ctrl-C: the drain's final watermark must
+        // not come from an idle input, which every operator downstream would ignore.
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = harness()) {
+            h.open();
+            h.processElement(new StreamRecord<>(batch(line("a", 100_000, 1L), line("a", 130_000, 2L))));
+            h.setProcessingTime(31_000);
+            assertEquals(List.of("report 1 stamped " + MIN, "report 2 stamped " + MIN, "watermark 119999", "idle"), drain(h));
+            h.processWatermark(new Watermark(Long.MAX_VALUE));
+            assertEquals(List.of("active", "watermark " + Long.MAX_VALUE), drain(h));
         }
     }
 }

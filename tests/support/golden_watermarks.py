@@ -1,11 +1,13 @@
 """The golden watermark cases (``tests/golden/watermarks.json``), run on the Python reference.
 
 A case is the rule's settings and a lane's lines as ``[source, event time]`` (time null: a line
-without one); ``expect`` is, per line, the watermark in force before it (null: none yet) and the
-clock flag it gets. The same file is run against the Java implementation
+without one; ``[source, time, "received"]``: a line stamped on receipt; ``["@clock", now]``: the
+wall clock of a live lane, ``received_lag_ms`` in its settings, after a quiet of that lag);
+``expect`` is, per line, the watermark in force before it (null: none yet) and the clock flag it
+gets. The same file is run against the Java implementation
 (``java/src/test/java/ais/flink/ReceiverClocksTest.java``).
 
-    python -m tests.golden_watermarks --write    # rewrite ``expect`` from the reference
+    python -m tests.support.golden_watermarks --write    # rewrite ``expect`` from the reference
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from ais_pipeline.rules.records import TIME_UNKNOWN
 from ais_pipeline.rules.watermarks import ReceiverWatermarks
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "watermarks.json"
+CLOCK = "@clock"  # a line ["@clock", now ms]: a live lane's wall clock after a quiet of the lag
+RECEIVED = "received"  # a line [source, time, "received"]: stamped on receipt
 
 
 def run_case(case: dict[str, Any]) -> list[list[Any]]:
@@ -30,11 +34,16 @@ def run_case(case: dict[str, Any]) -> list[list[Any]]:
         s["consensus_lines"],
         s["warm_up_lines"],
         s["jump_lines"],
+        s.get("received_lag_ms"),
     )
     out: list[list[Any]] = []
-    for source, ts in case["lines"]:
+    for source, ts, *kind in case["lines"]:
         before = None if clocks.watermark == TIME_UNKNOWN else clocks.watermark
-        flag = clocks.observe(source, TIME_UNKNOWN if ts is None else ts)
+        if source == CLOCK:
+            clocks.tick(ts)
+            flag = None
+        else:
+            flag = clocks.observe(source, TIME_UNKNOWN if ts is None else ts, kind == [RECEIVED])
         out.append([before, flag])
     return out
 

@@ -32,7 +32,7 @@ def test_a_plain_sentence_gives_the_python_reference_exactly_the_golden_entry(ca
     assert parser.tallies == [] and parser.dead == []
     want = case["entry"]
     assert parsed_entry(entry.assigned, entry.source, entry.report) == (
-        want["assigned"], want["source"], want["mmsi"], want["packed"],
+        want["assigned"], want["source"], False, want["mmsi"], want["packed"],
     )  # fmt: skip
 
 
@@ -49,14 +49,14 @@ def batch(fast_at: list[int], total: int) -> LaneBatch:
     )
 
 
-def python_entry(i: int) -> tuple[int, str, int | None, str | None]:
-    return (100 + i, f"s{i}", None, None)
+def python_entry(i: int) -> tuple[int, str, bool, int | None, str | None]:
+    return (100 + i, f"s{i}", i % 2 == 1, None, None)  # odd lines stamped on receipt
 
 
 def test_javas_entries_pass_through_untouched_when_python_adds_none():
     b = batch([0, 1, 3], 5)
     merged = in_lane_order(b, [])
-    assert merged == [[100, 101, 103], ["s0", "s1", "s3"], [1000, 1001, 1003], ["p0", "p1", "p3"]]
+    assert merged == [[100, 101, 103], ["s0", "s1", "s3"], [False] * 3, [1000, 1001, 1003], ["p0", "p1", "p3"]]
 
 
 @pytest.mark.parametrize(
@@ -69,5 +69,6 @@ def test_the_entries_of_both_come_out_in_the_order_of_their_lines(fast_at: list[
     order = sorted(fast_at + python_at)
     assert merged[0] == [100 + i for i in order]
     assert merged[1] == [f"s{i}" for i in order]
-    assert merged[2] == [1000 + i if i in fast_at else None for i in order]
-    assert merged[3] == [f"p{i}" if i in fast_at else None for i in order]
+    assert merged[2] == [i not in fast_at and i % 2 == 1 for i in order]
+    assert merged[3] == [1000 + i if i in fast_at else None for i in order]
+    assert merged[4] == [f"p{i}" if i in fast_at else None for i in order]

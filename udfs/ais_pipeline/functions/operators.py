@@ -169,14 +169,16 @@ class ParseLines(KeyedProcessFunction):
         self.csv.load(parser)
         now = int(time.time() * 1000)
         entries: list[tuple[int, tuple[Any, ...]]] = []
+        stamped = 0
         for at, line in zip(batch.line_at, batch.lines, strict=True):
             if self.fail_text:
                 self._injected_failure(line)
+            received = stamped_on_receipt(line)
+            stamped += received
             entry = parser.line(line, now, groups)
             if entry is not None:
-                entries.append((at, parsed_entry(entry.assigned, entry.source, entry.report)))
+                entries.append((at, parsed_entry(entry.assigned, entry.source, entry.report, received)))
         self.csv.save(parser)
-        stamped = sum(1 for line in batch.lines if stamped_on_receipt(line))
         if stamped:
             self.tallies.metric("stamped_on_receipt", stamped)
         if self.emit_tallies:  # the lines the summary accounts for, as the source read them

@@ -129,35 +129,38 @@ def wire_report_type() -> TypeInformation:
 def parsed_type() -> TypeInformation:
     """A batch of a lane's entries as columns (one array per field, one value per entry), for
     ``ais.flink.ReceiverWatermarks``: ``assigned`` (the event time the line moves its source's
-    clock with), ``source`` (its receiver), and the entry's report, if it has one, as its ``mmsi``
+    clock with), ``source`` (its receiver), ``received`` (the line was stamped on receipt: it moves a
+    live lane's received clock), and the entry's report, if it has one, as its ``mmsi``
     and the rest ``packed`` (:func:`ais_pipeline.rules.records.pack_report`); both null for an
     entry without one."""
     return Types.ROW_NAMED(
-        ["assigned", "source", "mmsi", "packed"],
+        ["assigned", "source", "received", "mmsi", "packed"],
         [
             Types.BASIC_ARRAY(Types.LONG()),
             Types.BASIC_ARRAY(Types.STRING()),
+            Types.BASIC_ARRAY(Types.BOOLEAN()),
             Types.BASIC_ARRAY(Types.LONG()),
             Types.BASIC_ARRAY(Types.STRING()),
         ],
     )
 
 
-def parsed_entry(assigned: int, source: str, report: Report | None) -> tuple[Any, ...]:
+def parsed_entry(assigned: int, source: str, report: Report | None, received: bool = False) -> tuple[Any, ...]:
     """One entry of a :func:`parsed_type` batch."""
     if report is None:
-        return (assigned, source, None, None)
-    return (assigned, source, report.mmsi, pack_report(report))
+        return (assigned, source, received, None, None)
+    return (assigned, source, received, report.mmsi, pack_report(report))
 
 
 def in_lane_order(batch: LaneBatch, entries: list[tuple[int, tuple[Any, ...]]]) -> list[list[Any]]:
     """The :func:`parsed_type` columns of a lane's batch: the entries of the plain sentences
     parsed in Java (``batch.fast_at``) and ``entries``, those of the other lines, each with its
     line's place in the batch, in the order of the lines."""
-    fast: list[list[Any]] = [batch.assigned, batch.source, batch.mmsi, batch.packed]
+    # The plain sentences are never stamped on receipt (those go to Python).
+    fast: list[list[Any]] = [batch.assigned, batch.source, [False] * len(batch.assigned), batch.mmsi, batch.packed]
     if not entries:
         return fast
-    merged: list[list[Any]] = [[], [], [], []]
+    merged: list[list[Any]] = [[], [], [], [], []]
     at, start = batch.fast_at, 0
     for place, entry in entries:
         stop = bisect_left(at, place, start)

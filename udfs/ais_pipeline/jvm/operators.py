@@ -76,7 +76,9 @@ class ReceiverWatermarks:
     """``ais.flink.ReceiverWatermarks``: the lane's watermark, following its receivers (the rule
     of :mod:`ais_pipeline.rules.watermarks`), kept in checkpoints; each report stamped with the
     watermark it was read under and sent on as ``Row(mmsi, WireReport)``; lines far from the
-    consensus counted per receiver (metrics, and tally records on ``tally_tag`` when given)."""
+    consensus counted per receiver (metrics, and tally records on ``tally_tag`` when given). A live
+    lane (``received_lag_ms``) follows its lines stamped on receipt and, through a silence, the
+    wall clock."""
 
     name: str
     uid: str
@@ -87,6 +89,7 @@ class ReceiverWatermarks:
     consensus_lines: int
     jump_lines: int
     step_ms: int
+    received_lag_ms: int | None  # a live lane's lag behind the wall clock; None: not live
     parsed_type: TypeInformation
     report_type: TypeInformation
     tally_tag: OutputTag | None = None
@@ -101,6 +104,7 @@ class ReceiverWatermarks:
             self.consensus_lines,
             self.jump_lines,
             self.step_ms,
+            -1 if self.received_lag_ms is None else self.received_lag_ms,
             java_type(self.parsed_type),
             java_type(self.report_type),
             j_tag,

@@ -59,7 +59,7 @@ from ais_pipeline.rules.dedup import coverage_rules_of, encounter_steps, window_
 from ais_pipeline.rules.dedup import exact_copies as copy_rule
 from ais_pipeline.rules.lane import AUTO, NMEA
 from ais_pipeline.rules.outputs import OUTPUTS
-from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES
+from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES, RECEIVED_LAG_MS
 
 LINES_PER_BATCH = 1024
 REPORTS_PER_BATCH = 4096
@@ -99,6 +99,7 @@ def receiver_watermarks(config: PipelineConfig, tally: OutputTag | None) -> Rece
         consensus_lines=CONSENSUS_LINES,
         jump_lines=JUMP_LINES,
         step_ms=window_spec(config).watermark_step_ms,
+        received_lag_ms=RECEIVED_LAG_MS if config.input_feed else None,
         parsed_type=parsed_type(),
         report_type=wire_report_type(),
         tally_tag=tally,

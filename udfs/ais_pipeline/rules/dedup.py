@@ -65,6 +65,7 @@ from ais_pipeline.rules.spread import spread
 from ais_pipeline.rules.tracks import HISTORY_MS, MAX_KNOTS, NOISE_M, Events, Fix, VesselTracks
 from ais_pipeline.rules.transmitters import Record, TransmitterRules, VesselTransmitters
 from ais_pipeline.rules.vessel_hours import MAX_GAP_MS, UNKNOWN, static_category
+from ais_pipeline.rules.watermarks import LIVE_STEP_MS
 from ais_pipeline.rules.windows import SLIDING, TUMBLING, WindowSpec
 
 if TYPE_CHECKING:
@@ -650,6 +651,7 @@ def window_spec(config: PipelineConfig) -> WindowSpec:
         config.grace_ms,
         tumbling=TUMBLING in config.window_kinds,
         sliding=SLIDING in config.window_kinds,
+        step_limit_ms=LIVE_STEP_MS if config.input_feed else 0,
     )
 
 

@@ -40,7 +40,26 @@ with others. A stray line of a busy lane is flagged; the next row of a sparse ar
 longer than the skew, the lines until the consensus follows are counted too: at that moment a
 jump of one clock and a pause of all look the same.)
 Everything is decided from the input order alone, so the same lines give the same watermarks at
-any speed. ``java/src/main/java/ais/flink/ReceiverClocks.java`` implements the same rule in
+any speed.
+
+**A live lane** (the job's own network input: ``received_lag_ms`` set) also knows the wall clock.
+Its lines stamped on receipt (``received``: the job's source gave them its own receive time, so
+they come in time order) are not a receiver's clock: they form the lane's *received clock* ``R``,
+the newest of their times, and take no part in the consensus, the warm-up or the flags. When the
+lane has had no line for ``received_lag_ms`` of wall clock (the operator's call: :meth:`tick`),
+``R`` moves to the wall clock less that lag: a line still on its way was stamped after that (once
+the lane has had a line stamped on receipt: a feed of lines with times of their own, a capture
+replayed over UDP, follows its receivers alone, whatever the wall clock says). Then
+
+- a source is current while ``M >= max(C, R) - idle timeout`` (a receiver silent for the idle
+  timeout of wall clock is forgotten, so a quiet feed does not hold the watermark);
+- the watermark is ``R - 1`` (lines in time order need no out-of-orderness), or the receivers'
+  rule's if that is lower (during their warm-up, the oldest line held less the
+  out-of-orderness), and still never moves back.
+
+So the watermark of a feed stamped on receipt trails its newest line, and through a silence the
+wall clock, by the lag; lines with times of their own keep their receivers' rule.
+``java/src/main/java/ais/flink/ReceiverClocks.java`` implements the same rule in
 the job; ``tests/golden/watermarks.json`` holds cases both must pass.
 """
 
@@ -54,6 +73,11 @@ from ais_pipeline.rules.records import TIME_UNKNOWN
 CONSENSUS_LINES = 256
 WARM_UP_LINES = 64
 JUMP_LINES = 32
+# A live lane: how far its received clock trails the wall clock through a silence (a line goes
+# from its stamp to the watermark stage in about 0.4 s: the source's 100 ms polls and the line
+# batches' 250 ms), and the step its watermark moves in (the windows' step is coarser).
+RECEIVED_LAG_MS = 1000
+LIVE_STEP_MS = 1000
 CLOCK_AHEAD = "clock_ahead"
 CLOCK_BEHIND = "clock_behind"
 
@@ -70,8 +94,11 @@ class ReceiverWatermarks:
         consensus_lines: int = CONSENSUS_LINES,
         warm_up_lines: int = WARM_UP_LINES,
         jump_lines: int = JUMP_LINES,
+        received_lag_ms: int | None = None,
     ) -> None:
         self.out_of_orderness_ms = out_of_orderness_ms
+        self.received_lag_ms = received_lag_ms  # None: not a live lane (a file, Kafka)
+        self.received = TIME_UNKNOWN  # R: the received clock of a live lane
         self.idle_timeout_ms = idle_timeout_ms
         self.max_clock_skew_ms = max_clock_skew_ms
         self.consensus_lines = consensus_lines
@@ -92,10 +119,16 @@ class ReceiverWatermarks:
         s = self._sorted
         return s[(len(s) - 1) // 2] if s else TIME_UNKNOWN
 
-    def observe(self, source: str, ts: int) -> str | None:
+    def observe(self, source: str, ts: int, received: bool = False) -> str | None:
         """One line with event time ``ts`` from ``source``; returns ``clock_ahead``,
-        ``clock_behind`` or None for it. A line without a time (TIME_UNKNOWN) changes nothing."""
+        ``clock_behind`` or None for it. A line without a time (TIME_UNKNOWN) changes nothing.
+        ``received``: the line was stamped on receipt (it moves a live lane's received clock)."""
         if ts == TIME_UNKNOWN:
+            return None
+        if received and self.received_lag_ms is not None:
+            if ts > self.received:
+                self.received = ts
+                self._advance(self.consensus())
             return None
         flag = None
         if self.seen >= self.warm_up_lines and self._by_newest:  # a consensus of a few lines says little
@@ -125,6 +158,17 @@ class ReceiverWatermarks:
         self._judge(source, ts, consensus)
         self._advance(consensus)
         return flag
+
+    def tick(self, now_ms: int) -> None:
+        """The wall clock of a live lane that has had no line for ``received_lag_ms``: the received
+        clock moves to ``now_ms`` less the lag (nothing for a lane that is not live, or that has
+        had no line stamped on receipt: its times are its receivers', whatever the clock says)."""
+        if self.received_lag_ms is None or self.received == TIME_UNKNOWN:
+            return
+        clock = now_ms - self.received_lag_ms
+        if clock > self.received:
+            self.received = clock
+            self._advance(self.consensus())
 
     def pace(self) -> int:
         """The lane's usual time between lines: the span of the middle half of the recent lines'
@@ -183,14 +227,21 @@ class ReceiverWatermarks:
             del ordered[bisect_left(ordered, recent.popleft())]
 
     def _advance(self, consensus: int) -> None:
-        horizon = consensus - self.idle_timeout_ms
+        received = self.received
+        now = max(consensus, received)  # TIME_UNKNOWN for neither
+        horizon = TIME_UNKNOWN if now == TIME_UNKNOWN else now - self.idle_timeout_ms
         by_newest = self._by_newest
         while by_newest and by_newest[0][0] < horizon:  # behind the consensus: forgotten
             del self._newest[by_newest.pop(0)[1]]
+        candidate = TIME_UNKNOWN
         if by_newest:
             candidate = by_newest[0][0] - self.out_of_orderness_ms - 1
-            if candidate > self.watermark:
-                self.watermark = candidate
+        if received != TIME_UNKNOWN:
+            candidate = received - 1 if candidate == TIME_UNKNOWN else min(candidate, received - 1)
+            if self._held:  # receivers still in their warm-up hold it as their clocks will
+                candidate = min(candidate, min(ts for _, ts in self._held) - self.out_of_orderness_ms - 1)
+        if candidate > self.watermark:
+            self.watermark = candidate
 
     def sources(self) -> dict[str, int]:
         """The current sources and their newest event times."""

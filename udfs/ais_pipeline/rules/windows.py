@@ -45,6 +45,8 @@ class WindowSpec:
     # records are written for the kinds computed.
     tumbling: bool = True
     sliding: bool = True
+    # A finer step for the watermark (a live run's: 1 s), 0 for none; it must divide the others.
+    step_limit_ms: int = 0
     pane_ms: int = field(init=False)
     # The step the job's Flink watermark moves in (``ais.flink.ReceiverWatermarks``): every
     # window end, pane end, allowed lateness and grace is a multiple of it, so every event-time
@@ -53,7 +55,8 @@ class WindowSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pane_ms", gcd(self.window_ms, self.slide_ms))
-        object.__setattr__(self, "watermark_step_ms", gcd(gcd(self.pane_ms, self.lateness_ms), self.grace_ms))
+        step = gcd(gcd(gcd(self.pane_ms, self.lateness_ms), self.grace_ms), self.step_limit_ms)
+        object.__setattr__(self, "watermark_step_ms", step)
 
     def timer_at_or_after(self, ts: int) -> int:
         """The first ``k * watermark_step_ms - 1`` at or after ``ts``: a timer time that a stepped

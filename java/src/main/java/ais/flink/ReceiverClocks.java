@@ -24,6 +24,14 @@ import java.util.Map;
  * end, judged by its consensus). Far-ahead lines move the clocks once {@code jumpLines} of them
  * follow one another (a jump of the whole lane), and are dropped when a line at the lane's time
  * comes after them.
+ *
+ * <p>A live lane ({@code receivedLag} of 0 or more: the job's own network input) also has a
+ * received clock: its lines stamped on receipt ({@link #observeReceived}) move it to their time and
+ * take no other part; {@link #tick} moves it to the wall clock less the lag once the lane has been
+ * quiet that long. Sources are then current while within the idle timeout of the later of the
+ * consensus and the received clock, and the watermark is the received clock less 1 ms, or the
+ * receivers' rule's if lower (during their warm-up, the oldest line held less the
+ * out-of-orderness).
  */
 final class ReceiverClocks {
     static final long TIME_UNKNOWN = Long.MIN_VALUE;
@@ -37,8 +45,11 @@ final class ReceiverClocks {
     private final int consensusLines;
     private final int warmUpLines;
     private final int jumpLines;
+    private final long receivedLag;
 
     long watermark = TIME_UNKNOWN;
+    /** The received clock of a live lane (TIME_UNKNOWN before its first stamped line or tick). */
+    long received = TIME_UNKNOWN;
     long seen;
     private long frontier = TIME_UNKNOWN;
     private final List<String> heldSources = new ArrayList<>(); // the warm-up lines, until its end
@@ -79,6 +90,19 @@ final class ReceiverClocks {
 
     ReceiverClocks(
             long outOfOrderness, long idleTimeout, long maxClockSkew, int consensusLines, int warmUpLines, int jumpLines) {
+        this(outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines, jumpLines, -1);
+    }
+
+    /** {@code receivedLag}: a live lane's lag behind the wall clock; -1 for a lane that is not live. */
+    ReceiverClocks(
+            long outOfOrderness,
+            long idleTimeout,
+            long maxClockSkew,
+            int consensusLines,
+            int warmUpLines,
+            int jumpLines,
+            long receivedLag) {
+        this.receivedLag = receivedLag;
         this.outOfOrderness = outOfOrderness;
         this.idleTimeout = idleTimeout;
         this.maxClockSkew = maxClockSkew;
@@ -97,6 +121,45 @@ final class ReceiverClocks {
         int lo = size / 4;
         int hi = 3 * size / 4;
         return hi > lo ? Math.floorDiv(sorted[hi] - sorted[lo], hi - lo) : 0;
+    }
+
+    boolean live() {
+        return receivedLag >= 0;
+    }
+
+    /**
+     * A line stamped on receipt: on a live lane it moves the received clock (and nothing else);
+     * elsewhere it is a line like any other.
+     */
+    int observeReceived(String source, long ts) {
+        if (!live()) {
+            return observe(source, ts);
+        }
+        if (ts != TIME_UNKNOWN && ts > received) {
+            received = ts;
+            advance(consensus());
+        }
+        return NONE;
+    }
+
+    /** Whether the lane follows the wall clock: live, and it has had a line stamped on receipt. */
+    boolean followsClock() {
+        return live() && received != TIME_UNKNOWN;
+    }
+
+    /**
+     * The wall clock of a live lane that has had no line for the lag (nothing for other lanes, and
+     * for a live lane without a line stamped on receipt: its times are its receivers').
+     */
+    void tick(long nowMs) {
+        if (!followsClock()) {
+            return;
+        }
+        long clock = nowMs - receivedLag;
+        if (clock > received) {
+            received = clock;
+            advance(consensus());
+        }
     }
 
     /** One line's source and event time; returns {@link #AHEAD}, {@link #BEHIND} or {@link #NONE}. */
@@ -236,7 +299,8 @@ final class ReceiverClocks {
     }
 
     private void advance(long consensus) {
-        long horizon = consensus - idleTimeout;
+        long now = Math.max(consensus, received);
+        long horizon = now == TIME_UNKNOWN ? TIME_UNKNOWN : now - idleTimeout;
         int forgotten = 0;
         while (forgotten < byNewest.size() && byNewest.get(forgotten).newest < horizon) {
             newest.remove(byNewest.get(forgotten).name);
@@ -245,11 +309,15 @@ final class ReceiverClocks {
         if (forgotten > 0) {
             byNewest.subList(0, forgotten).clear();
         }
-        if (!byNewest.isEmpty()) {
-            long candidate = byNewest.get(0).newest - outOfOrderness - 1;
-            if (candidate > watermark) {
-                watermark = candidate;
+        long candidate = byNewest.isEmpty() ? TIME_UNKNOWN : byNewest.get(0).newest - outOfOrderness - 1;
+        if (received != TIME_UNKNOWN) {
+            candidate = candidate == TIME_UNKNOWN ? received - 1 : Math.min(candidate, received - 1);
+            for (long held : heldTimes) { // receivers still in their warm-up hold it as their clocks will
+                candidate = Math.min(candidate, held - outOfOrderness - 1);
             }
+        }
+        if (candidate > watermark) {
+            watermark = candidate;
         }
     }
 
@@ -262,6 +330,7 @@ final class ReceiverClocks {
         s.watermark = watermark;
         s.seen = seen;
         s.frontier = frontier;
+        s.received = received;
         s.heldSources = heldSources.toArray(new String[0]);
         s.heldTimes = new long[heldTimes.size()];
         for (int j = 0; j < heldTimes.size(); j++) {
@@ -295,6 +364,7 @@ final class ReceiverClocks {
     void restore(LaneState s) {
         watermark = Math.max(watermark, s.watermark);
         frontier = Math.max(frontier, s.frontier);
+        received = Math.max(received, s.received);
         seen += s.seen;
         for (int i = 0; s.heldSources != null && i < s.heldSources.length; i++) { // null: an older checkpoint
             heldSources.add(s.heldSources[i]);
@@ -330,6 +400,7 @@ final class ReceiverClocks {
         public long watermark;
         public long seen;
         public long frontier = TIME_UNKNOWN;
+        public long received = TIME_UNKNOWN;
         public String[] heldSources = new String[0];
         public long[] heldTimes = new long[0];
         public String[] aheadSources = new String[0];

@@ -55,11 +55,20 @@ import org.apache.flink.util.OutputTag;
  * anything else. Idle: a subtask without records for {@code idleTimeout} ms of wall clock marks
  * itself idle, so it does not hold back the watermark downstream. The final watermark of a
  * bounded input is passed on.
+ *
+ * <p>Live ({@code receivedLagMillis} 0 or more: the job's own network input): the lines stamped on
+ * receipt ({@code received} true) move the lane's received clock, and every
+ * {@value #TICK_MS} ms of wall clock with no batch for the lag, the clock moves to the wall clock
+ * less the lag ({@link ReceiverClocks#tick}): the watermark follows the feed's newest line and,
+ * through a silence, the clock. Such a lane never goes idle: its watermark moves on by itself. A live
+ * lane whose lines all carry times of their own (a capture replayed over UDP) follows its receivers
+ * alone, and goes idle as any other.
  */
 public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
         implements OneInputStreamOperator<Row, Row>, ProcessingTimeCallback {
     private static final long serialVersionUID = 1L;
     static final int MAX_RECEIVER_METRICS = 1000;
+    static final long TICK_MS = 100;
 
     private final long outOfOrderness;
     private final long idleTimeout;
@@ -68,9 +77,11 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
     private final int consensusLines;
     private final int jumpLines;
     private final long watermarkStep;
+    private final long receivedLag;
     private final OutputTag<String> tallies;
     private final int assignedColumn;
     private final int sourceColumn;
+    private final int receivedColumn;
     private final int mmsiColumn;
     private final int packedColumn;
     private final int wireArity;
@@ -94,9 +105,11 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
             int consensusLines,
             int jumpLines,
             long watermarkStepMillis,
+            long receivedLagMillis,
             RowTypeInfo parsedType,
             RowTypeInfo wireReportType,
             OutputTag<String> tallies) {
+        this.receivedLag = receivedLagMillis;
         this.outOfOrderness = outOfOrdernessMillis;
         this.idleTimeout = idleTimeoutMillis;
         this.maxClockSkew = maxClockSkewMillis;
@@ -107,6 +120,7 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
         this.tallies = tallies;
         this.assignedColumn = RecordLayout.arrayField(parsedType, "assigned", Types.LONG);
         this.sourceColumn = RecordLayout.arrayField(parsedType, "source", Types.STRING);
+        this.receivedColumn = RecordLayout.arrayField(parsedType, "received", Types.BOOLEAN);
         this.mmsiColumn = RecordLayout.arrayField(parsedType, "mmsi", Types.LONG);
         this.packedColumn = RecordLayout.arrayField(parsedType, "packed", Types.STRING);
         this.wireArity = wireReportType.getArity();
@@ -123,7 +137,8 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
                         .getUnionListState(
                                 new ListStateDescriptor<>(
                                         "receiver-clocks", TypeInformation.of(ReceiverClocks.LaneState.class)));
-        clocks = new ReceiverClocks(outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines, jumpLines);
+        clocks = new ReceiverClocks(
+                outOfOrderness, idleTimeout, maxClockSkew, consensusLines, warmUpLines, jumpLines, receivedLag);
         int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
         List<ReceiverClocks.LaneState> states = new ArrayList<>();
@@ -164,6 +179,7 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
         Row batch = element.getValue();
         Object[] assigned = (Object[]) batch.getField(assignedColumn);
         Object[] source = (Object[]) batch.getField(sourceColumn);
+        Object[] received = (Object[]) batch.getField(receivedColumn);
         Object[] mmsi = (Object[]) batch.getField(mmsiColumn);
         Object[] packed = (Object[]) batch.getField(packedColumn);
         for (int i = 0; i < assigned.length; i++) {
@@ -177,7 +193,7 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
             Long ts = (Long) assigned[i];
             if (ts != null && ts != ReceiverClocks.TIME_UNKNOWN) {
                 String receiver = source[i] == null ? "" : (String) source[i];
-                int flag = clocks.observe(receiver, ts);
+                int flag = Boolean.TRUE.equals(received[i]) ? clocks.observeReceived(receiver, ts) : clocks.observe(receiver, ts);
                 if (flag != ReceiverClocks.NONE) {
                     count(receiver, flag);
                 }
@@ -207,14 +223,23 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
     public void onProcessingTime(long time) throws Exception {
         emitRestored();
         long now = getProcessingTimeService().getCurrentProcessingTime();
+        if (emittedStep == Long.MAX_VALUE) {
+            return; // the input has ended
+        }
+        if (clocks.followsClock()) {
+            if (now - lastRecordAt >= receivedLag) {
+                clocks.tick(now);
+                emitCurrent();
+            }
+            getProcessingTimeService().registerTimer(now + TICK_MS, this);
+            return;
+        }
         if (!idle && now - lastRecordAt >= idleTimeout) {
             idle = true;
             output.emitWatermarkStatus(WatermarkStatus.IDLE);
         }
-        if (emittedStep == Long.MAX_VALUE) {
-            return; // the input has ended
-        }
-        long next = idle ? now + idleTimeout : lastRecordAt + idleTimeout;
+        // A live lane looks again every tick: its first line stamped on receipt may come any time.
+        long next = clocks.live() ? now + TICK_MS : idle ? now + idleTimeout : lastRecordAt + idleTimeout;
         getProcessingTimeService().registerTimer(Math.max(next, now + 1), this);
     }
 

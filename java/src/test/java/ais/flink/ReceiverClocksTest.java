@@ -24,13 +24,22 @@ class ReceiverClocksTest {
                 s.get("max_clock_skew_ms").asLong(),
                 s.get("consensus_lines").asInt(),
                 s.get("warm_up_lines").asInt(),
-                s.get("jump_lines").asInt());
+                s.get("jump_lines").asInt(),
+                s.has("received_lag_ms") ? s.get("received_lag_ms").asLong() : -1);
     }
 
     static String step(ReceiverClocks clocks, JsonNode line) {
         long ts = line.get(1).isNull() ? ReceiverClocks.TIME_UNKNOWN : line.get(1).asLong();
         String before = clocks.watermark == ReceiverClocks.TIME_UNKNOWN ? "null" : Long.toString(clocks.watermark);
-        int flag = clocks.observe(line.get(0).asText(), ts);
+        int flag;
+        if (line.get(0).asText().equals("@clock")) {
+            clocks.tick(ts);
+            flag = ReceiverClocks.NONE;
+        } else if (line.size() > 2 && line.get(2).asText().equals("received")) {
+            flag = clocks.observeReceived(line.get(0).asText(), ts);
+        } else {
+            flag = clocks.observe(line.get(0).asText(), ts);
+        }
         String name = flag == ReceiverClocks.AHEAD ? "clock_ahead" : flag == ReceiverClocks.BEHIND ? "clock_behind" : "null";
         return before + " " + name;
     }

@@ -30,35 +30,47 @@ class ReceiverWatermarksTest {
                     new TypeInformation<?>[] {
                         BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
                         BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO,
+                        BasicArrayTypeInfo.BOOLEAN_ARRAY_TYPE_INFO,
                         BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
                         BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO
                     },
-                    new String[] {"assigned", "source", "mmsi", "packed"});
+                    new String[] {"assigned", "source", "received", "mmsi", "packed"});
     static final OutputTag<String> TALLY = new OutputTag<>("tally", Types.STRING);
     static final long MIN = Long.MIN_VALUE;
 
     static OneInputStreamOperatorTestHarness<Row, Row> harness() throws Exception {
         // 10 s out-of-orderness, 30 s idle timeout, 300 s clock skew, warm-up 2 lines, consensus 8, 60 s steps.
         return new OneInputStreamOperatorTestHarness<>(
-                new ReceiverWatermarks(10_000, 30_000, 300_000, 2, 8, 32, 60_000, PARSED, REPORT, TALLY));
+                new ReceiverWatermarks(10_000, 30_000, 300_000, 2, 8, 32, 60_000, -1, PARSED, REPORT, TALLY));
     }
 
-    /** A batch of lines: each {source, time ms, mmsi or null (a line that only moves the clock)}. */
+    /** A live lane: 1 s steps, a lag of 1 s behind the wall clock. */
+    static OneInputStreamOperatorTestHarness<Row, Row> liveHarness() throws Exception {
+        return new OneInputStreamOperatorTestHarness<>(
+                new ReceiverWatermarks(10_000, 30_000, 300_000, 2, 8, 32, 1_000, 1_000, PARSED, REPORT, TALLY));
+    }
+
+    /**
+     * A batch of lines: each {source, time ms, mmsi or null (a line that only moves the clock)},
+     * and a fourth value true for a line stamped on receipt.
+     */
     static Row batch(Object[]... lines) {
         int n = lines.length;
         Long[] assigned = new Long[n];
         String[] source = new String[n];
+        Boolean[] received = new Boolean[n];
         Long[] mmsi = new Long[n];
         String[] packed = new String[n];
         for (int i = 0; i < n; i++) {
             source[i] = (String) lines[i][0];
             assigned[i] = (Long) lines[i][1];
             mmsi[i] = (Long) lines[i][2];
+            received[i] = lines[i].length > 3 && (Boolean) lines[i][3];
             if (mmsi[i] != null) {
                 packed[i] = assigned[i] + "\u001f" + source[i];
             }
         }
-        return Row.of(assigned, source, mmsi, packed);
+        return Row.of(assigned, source, received, mmsi, packed);
     }
 
     static Object[] line(String source, long ts, Long mmsi) {
@@ -155,6 +167,42 @@ class ReceiverWatermarksTest {
             assertEquals(List.of("report 1 stamped " + MIN, "report 2 stamped " + MIN, "watermark 119999", "idle"), drain(h));
             h.processWatermark(new Watermark(Long.MAX_VALUE));
             assertEquals(List.of("active", "watermark " + Long.MAX_VALUE), drain(h));
+        }
+    }
+
+    @Test
+    void aLiveLaneFollowsItsStampedLinesAndThroughASilenceTheWallClockInSecondSteps() throws Exception {
+        try (OneInputStreamOperatorTestHarness<Row, Row> h = liveHarness()) {
+            h.open();
+            h.setProcessingTime(100_000); // no line stamped on receipt yet: the clock is not read
+            assertEquals(List.of("idle"), drain(h));
+            h.processElement(
+                    new StreamRecord<>(
+                            batch(
+                                    new Object[] {"udp", 99_700L, 1L, true},
+                                    new Object[] {"udp", 100_050L, 2L, true},
+                                    new Object[] {"udp", 100_050L, 3L, true})));
+            // No warm-up and no out-of-orderness: each report is stamped with its predecessor's
+            // time less 1 ms, and the watermark goes out in 1 s steps.
+            assertEquals(
+                    List.of(
+                            "active",
+                            "report 1 stamped " + MIN,
+                            "watermark 98999",
+                            "report 2 stamped 99699",
+                            "watermark 99999",
+                            "report 3 stamped 100049"),
+                    drain(h));
+            h.setProcessingTime(100_500); // quiet for less than the lag: nothing moves
+            assertEquals(List.of(), drain(h));
+            h.setProcessingTime(103_000); // quiet: the wall clock less the lag
+            assertEquals(List.of("watermark 101999"), drain(h));
+            h.setProcessingTime(400_000); // five minutes of silence: nothing is held after it
+            assertEquals(List.of("watermark 398999"), drain(h));
+            h.processElement(new StreamRecord<>(batch(new Object[] {"udp", 399_950L, 4L, true})));
+            assertEquals(List.of("report 4 stamped 398999"), drain(h));
+            h.setProcessingTime(500_000); // quiet again: the lane never goes idle, it follows the clock
+            assertEquals(List.of("watermark 498999"), drain(h));
         }
     }
 }

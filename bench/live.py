@@ -126,12 +126,15 @@ def relay_tcp(lines: list[str], bootstrap: str) -> dict[str, Any]:
 class LiveJob:
     """``ais-pipeline run --input udp://127.0.0.1:PORT`` in the background."""
 
-    def __init__(self, out: Path, *flags: str) -> None:
+    def __init__(self, out: Path | None, *flags: str, env: dict[str, str] | None = None, checkout: Path = ROOT) -> None:
         self.udp, self.web = unused_port(), unused_port()
         self.out = out
-        cmd = [PY, "-m", "ais_pipeline.jobs.ais_traffic", "--input", f"udp://127.0.0.1:{self.udp}"]
-        cmd += ["--output", str(out), "--web-ui-port", str(self.web), *flags]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        python = PY if checkout == ROOT else str(checkout / ".venv" / "bin" / "python")
+        cmd = [python, "-m", "ais_pipeline.jobs.ais_traffic", "--input", f"udp://127.0.0.1:{self.udp}"]
+        cmd += [*(["--output", str(out)] if out is not None else []), "--web-ui-port", str(self.web), *flags]
+        # Without --output the summary is printed: kept to be read at the end.
+        self._printed = tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen(cmd, cwd=checkout, stdout=self._printed, stderr=subprocess.DEVNULL, env=env)
 
     def metric(self, name: str) -> int | None:
         base = f"http://127.0.0.1:{self.web}"
@@ -178,7 +181,10 @@ class LiveJob:
     def stop(self) -> dict[str, Any]:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=300)
-        return json.loads((self.out / "summary.json").read_text())  # type: ignore[no-any-return]
+        if self.out is not None:
+            return json.loads((self.out / "summary.json").read_text())  # type: ignore[no-any-return]
+        self._printed.seek(0)
+        return printed_summary(self._printed.read())
 
     def drain(self) -> tuple[int, Any, Any, dict[str, Any]]:
         """Once the sender is done: the lines read, the source's and the kernel's drops, and the
@@ -186,6 +192,18 @@ class LiveJob:
         read = self.settle()
         dropped, kernel = self.metric("feed_dropped"), self.metric("feed_dropped_by_kernel")
         return read, dropped, kernel, self.stop()
+
+
+def printed_summary(text: str) -> dict[str, Any]:
+    """The figures a run without --output prints at its end: ``lines`` (lines read) and
+    ``accounted_lines``."""
+    summary: dict[str, Any] = {}
+    for line in text.splitlines():
+        if line.startswith("lines read "):
+            summary["lines"] = int(line.split()[-1])
+        elif line.startswith("lines accounted for "):
+            summary["accounted_lines"] = int(line.split()[3])
+    return summary
 
 
 @contextlib.contextmanager

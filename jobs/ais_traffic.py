@@ -35,13 +35,19 @@ log = logging.getLogger("ais_pipeline")
 
 def file_job(config: PipelineConfig) -> Outcome:
     """The job on a file or a directory, in a local mini-cluster, until its input ends (or, with
-    --follow, until Ctrl-C), or on a live feed until Ctrl-C; the run's summary."""
-    with FileRun(config) as run:
+    --follow, until Ctrl-C), or on a live feed until Ctrl-C; the run's summary. With --kafka-output
+    its outputs go to Kafka topics, as a Kafka run's do."""
+    with FileRun(config, to_kafka=config.kafka_output) as run:
+        if config.kafka_output:
+            kafka.use_connector(run.env)
+            kafka.check_topics(config)
         lines = sources.input_lines(run.env, config)
         streams = build_pipeline(run.env, lines, config)
         sinks.file_sinks(
             streams, run.output_dir, run.tally_dir, print_too=run.prints_every_record, formats=config.output_formats
-        )
+        )  # with --kafka-output: copies for the summary to count
+        if config.kafka_output:
+            kafka_outputs(run.env, streams, config)
         if config.postgres is not None:
             sinks.postgres_sinks(run.env, streams.named(), config)
         if config.dynamodb_table:
@@ -100,16 +106,29 @@ def kafka_job(config: PipelineConfig) -> Outcome | str:
         return run.execute()
 
 
+def kafka_outputs(env: StreamExecutionEnvironment, streams: Streams, config: PipelineConfig) -> None:
+    """Every output to its Kafka topic, exactly once when asked and checkpoints are on."""
+    exactly_once = config.kafka_exactly_once and checkpointing_on(env)
+    if exactly_once:
+        how = "exactly once (transactions committed on checkpoints)"
+    else:
+        how = (
+            "at least once ("
+            + ("no checkpoints" if config.kafka_exactly_once else "written at once, keyed by id")
+            + ")"
+        )
+    what = f"Kafka {config.topic}" if config.source == "kafka" else config.input_feed or str(config.input_path)
+    log.info("%s -> topics %s*, %s", what, config.output_topic_prefix, how)
+    sinks.kafka_sinks(streams, config, exactly_once)
+
+
 def kafka_streams(env: StreamExecutionEnvironment, config: PipelineConfig, emit_tallies: bool) -> Streams:
     """Kafka in, the topology, Kafka (and PostgreSQL) out."""
     kafka.use_connector(env)
     kafka.check_topics(config)
-    exactly_once = checkpointing_on(env)
-    how = "exactly once (transactions committed on checkpoints)" if exactly_once else "at least once (no checkpoints)"
-    log.info("Kafka %s -> topics %s*, %s", config.topic, config.output_topic_prefix, how)
     lines = sources.kafka_lines(env, config)
     streams = build_pipeline(env, lines, config, emit_tallies=emit_tallies)
-    sinks.kafka_sinks(streams, config, exactly_once)
+    kafka_outputs(env, streams, config)
     if config.postgres is not None:
         sinks.postgres_sinks(env, streams.named(), config)
     if config.dynamodb_table:

@@ -211,7 +211,16 @@ def gauges_in_web_ui(browser: DevTools, page: str, names: list[str]) -> dict[str
     return browser.until(  # type: ignore[no-any-return]
         "const shown = {}; for (const c of document.querySelectorAll('flink-job-chart')) {"
         " const t = c.querySelector('.title .text').getAttribute('title');"
-        " const n = c.innerText.split('\\n').map(s => s.trim()).find(s => /^-?[0-9.]+$/.test(s));"
+        " const n = c.innerText.split('\\n').map(s => s.trim()).find(s => /^-?[0-9.]+( ?[0-9.]*(ms|s|m|h))*$/.test(s));"
         " if (n === undefined) { return null; } shown[t] = n; }"
         f" return Object.keys(shown).length === {len(names)} ? shown : null;"
     )
+
+
+def shown_ms(text: str) -> int:
+    """A duration as the web UI shows a ``..._ms`` metric (``512ms``, ``1s 20ms``, ``-1``), in ms."""
+    import re
+
+    units = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+    parts = re.findall(r"(-?[0-9.]+)\s*(ms|s|m|h)?", text)
+    return round(sum(float(n) * units[u or "ms"] for n, u in parts))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ais_pipeline.cli import main as cli
-from ais_pipeline.config import SAMPLE_INPUT, ConfigError, parse_config
+from ais_pipeline.config import OUTPUT_KEYS, SAMPLE_INPUT, ConfigError, parse_config
 
 pytestmark = pytest.mark.unit
 
@@ -225,6 +225,48 @@ def test_checkpoint_interval_zero_turns_checkpoints_off_for_a_local_run():
     assert flink_settings(parse_config([], environ={}))[CHECKPOINT_INTERVAL] == "10s"  # flink-conf/
     assert CHECKPOINT_INTERVAL not in flink_settings(parse_config(["--checkpoint-interval", "0"], environ={}))
     assert flink_settings(parse_config(["--checkpoint-interval", "3"], environ={}))[CHECKPOINT_INTERVAL] == "3s"
+
+
+def test_a_live_inputs_run_checkpoints_every_five_seconds_unless_set():
+    from ais_pipeline.pipeline.environment import CHECKPOINT_INTERVAL, flink_settings
+
+    live = ["--input", "udp://127.0.0.1:10110"]
+    assert flink_settings(parse_config(live, environ={}))[CHECKPOINT_INTERVAL] == "5s"
+    assert (
+        flink_settings(parse_config([*live, "--checkpoint-interval", "20"], environ={}))[CHECKPOINT_INTERVAL] == "20s"
+    )
+
+
+def test_any_input_writes_kafka_with_kafka_output_exactly_once_unless_live_or_asked_otherwise():
+    live = parse_config(["--input", "udp://127.0.0.1:10110", "--kafka-output", "--output-topic-prefix", "x."], {})
+    assert live.writes_kafka and not live.kafka_exactly_once and live.output_topics()["positions"] == "x.positions"
+    # At least once, every record is keyed by its id (a window by its window).
+    assert live.output_keys("positions") == ("id",) and live.output_keys("gaps") == ("id",)
+    assert live.output_keys("aggregates") == OUTPUT_KEYS["aggregates"]
+    asked = parse_config(["--input", "udp://127.0.0.1:10110", "--kafka-output"], {"KAFKA_DELIVERY": "exactly-once"})
+    assert asked.kafka_exactly_once and asked.output_keys("positions") == OUTPUT_KEYS["positions"]
+    assert parse_config(["--kafka-output"], {}).kafka_exactly_once  # a file
+    topic = parse_config(["--source", "kafka", "--kafka-delivery", "at-least-once"], {})
+    assert topic.writes_kafka and not topic.kafka_exactly_once
+    assert not parse_config([], {"KAFKA_DELIVERY": "at-least-once"}).writes_kafka  # the environment is for every run
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--kafka-delivery", "at-least-once"], "--kafka-delivery: only a run that writes Kafka reads it (--source"
+         " kafka, or --kafka-output); this one reads files"),
+        (["--source", "kafka", "--kafka-output"], "--kafka-output: a Kafka run writes its outputs to Kafka anyway"),
+        (["--kafka-output", "--kafka-delivery", "twice"], "--kafka-delivery (KAFKA_DELIVERY): must be exactly-once or"
+         " at-least-once, not 'twice'"),
+        (["--kafka-output", "--output", "o", "--output-format", "geoparquet"], "--output-format (OUTPUT_FORMAT): a"
+         " Kafka run's outputs are topics; --output-format is for files"),
+    ],
+)  # fmt: skip
+def test_kafka_output_flags_that_do_not_fit_get_one_line(argv, message):
+    with pytest.raises(ConfigError) as err:
+        parse_config(argv, environ={})
+    assert str(err.value) == message
 
 
 def test_a_local_run_listens_on_loopback_and_takes_no_jars_unless_opened():

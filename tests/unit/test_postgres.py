@@ -83,10 +83,10 @@ def test_each_table_merges_on_its_key_and_only_a_newer_firing_of_the_same_window
     assert postgres.TABLES["late"].fields[-1] == "window"
 
 
-def test_every_table_of_the_schema_file_is_one_the_sinks_write_or_the_runs_table():
+def test_every_table_of_the_schema_file_is_one_the_sinks_write_the_withdrawn_ids_or_the_runs_table():
     schema = postgres.SCHEMA.read_text()
     created = [line.split()[5] for line in schema.splitlines() if line.startswith("CREATE TABLE IF NOT EXISTS")]
-    assert created == [*(t.name for t in postgres.TABLES.values()), postgres.RUNS]
+    assert created == [*(t.name for t in postgres.TABLES.values()), postgres.WITHDRAWN, postgres.RUNS]
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,15 @@ def test_a_line_count_standing_still_while_the_job_moves_is_pending_never_0_line
     assert moved(burst, Snapshot(lines=90_000, kept=70_000, duplicates=1, watermark_ms=2_500_000))
 
 
+def test_a_live_run_shows_how_far_its_watermark_is_behind_the_clock_and_a_silence_is_0_lines_per_s():
+    snap = Snapshot(lines=5000, kept=4000, watermark_ms=1_767_225_599_999)
+    text = describe(snap, 0.0, None, now_ms=1_767_225_601_234)
+    assert "watermark 2025-12-31T23:59:59.999Z (1.2 s behind the clock)," in text
+    # In a silence only the watermark moves (it follows the clock): nothing was read, 0 lines/s.
+    later = Snapshot(lines=5000, kept=4000, watermark_ms=1_767_225_609_999)
+    assert not moved(snap, later, clock_watermark=True) and moved(snap, later)
+
+
 def test_metric_ids_of_an_operator_named_after_an_mqtt_topic_filter_survive_the_query_string():
     ids = ["0.Source__read_mqtt://127.0.0.1:1883/ais/#.feed_lines", "0.parse_lines.lines"]
     query = metric_query(ids)

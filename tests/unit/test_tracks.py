@@ -10,7 +10,7 @@ import pytest
 
 from ais_pipeline.config import PipelineConfig
 from ais_pipeline.files import read_lines
-from ais_pipeline.rules.outputs import final_aggregates
+from ais_pipeline.rules.outputs import applied, final_aggregates
 from ais_pipeline.rules.plain import PlainResult, run_plain
 from ais_pipeline.rules.tracks import Events, Fix, VesselTracks, distance_nm, fits
 from tests.support.bad_fixes import moved_rows
@@ -149,6 +149,23 @@ def test_bad_fixes_added_to_a_real_track_cost_only_themselves():
     moved = [json.loads(b) for b in dirty.bad_fixes if json.loads(b)["sog"] == 99]
     assert len(moved) == added and len(dirty.bad_fixes) == len(clean.bad_fixes) + added
     assert not {b["cell"] for b in moved} & {cell for _, cell, _ in final(dirty)}  # their cells hold nothing
+
+
+def test_a_live_run_writes_each_position_when_it_comes_and_withdraws_the_bad_fixes_to_the_file_runs_positions():
+    # The real track with bad fixes added, run as a live run decides it (each kept position
+    # written at once, before its track judges it) and as a file run does.
+    rows = moved_rows(list(read_lines(GFW)), every=50)
+    file_run = run_plain(PipelineConfig(input_path=GFW), rows, now_ms=1_800_000_000_000)
+    live = run_plain(PipelineConfig(input_path=GFW, input_feed="udp://127.0.0.1:10110"), rows, now_ms=1_800_000_000_000)
+    written = [json.loads(p) for p in live.positions]
+    withdrawn = [p for p in written if p.get("withdrawn")]
+    assert len(withdrawn) == len(live.bad_fixes) == len(file_run.bad_fixes) > 6
+    assert {p["withdrawn"] for p in withdrawn} == {"bad_fixes"}
+    order = [p["id"] for p in written]
+    assert all(order.index(p["id"]) < order.index(p["id"], order.index(p["id"]) + 1) for p in withdrawn)
+    canonical = lambda records: sorted(json.dumps(r, sort_keys=True) for r in records)  # noqa: E731
+    assert canonical(applied(written)) == canonical(json.loads(p) for p in file_run.positions)
+    assert sorted(live.bad_fixes) == sorted(file_run.bad_fixes)
 
 
 EQUATOR = (0.0, 0.0)

@@ -353,6 +353,16 @@ _KNOBS: dict[str, _Knob] = {
     "output_topic_prefix": _Knob(
         "--output-topic-prefix", "KAFKA_OUTPUT_TOPIC_PREFIX", str, "ais.", "output topics are <prefix><output name>"
     ),
+    "kafka_delivery": _Knob(
+        "--kafka-delivery",
+        "KAFKA_DELIVERY",
+        str,
+        None,
+        "Kafka outputs: exactly-once (transactions committed at checkpoints: a reader sees a record after the"
+        " next checkpoint) or at-least-once (written at once, each record keyed by its id, so that a reader"
+        " drops a repeat)",
+        "exactly-once; at-least-once for a live input",
+    ),
     "kafka_properties_file": _Knob(
         "--kafka-properties",
         "KAFKA_PROPERTIES_FILE",
@@ -441,6 +451,11 @@ _KNOBS: dict[str, _Knob] = {
 }
 
 STARTING_OFFSETS = ("earliest", "latest", "committed")
+EXACTLY_ONCE, AT_LEAST_ONCE = "exactly-once", "at-least-once"
+# Seconds between checkpoints of a live input's run, unless set: the exactly-once sinks (files,
+# Kafka transactions) show a record after the checkpoint that follows it (flink-conf's 10 s for
+# every other run).
+LIVE_CHECKPOINT_S = 5
 STARTING_POSITIONS = ("trim-horizon", "latest")
 SOURCES = ("file", "kafka", "kinesis")
 # Outputs on Kafka: the fields whose values, joined by "|", key each output's records.
@@ -548,6 +563,9 @@ class PipelineConfig:
     group_id: str = _default("group_id")
     starting_offsets: str = _default("starting_offsets")
     bounded: bool = False
+    # The outputs to Kafka topics: always from a Kafka input, with --kafka-output from any other.
+    kafka_output: bool = False
+    kafka_delivery: str | None = _default("kafka_delivery")
     output_topic_prefix: str = _default("output_topic_prefix")
     kafka_properties_file: str = _default("kafka_properties_file")
     stream: str = _default("stream")
@@ -814,9 +832,13 @@ class PipelineConfig:
             raise bad("source", f"must be file, kafka or kinesis, not {self.source!r}")
         if self.dynamodb_table or self.source == "kinesis":
             self._validate_aws(bad)
+        if self.kafka_delivery is not None and self.kafka_delivery not in (EXACTLY_ONCE, AT_LEAST_ONCE):
+            raise bad("kafka_delivery", f"must be {EXACTLY_ONCE} or {AT_LEAST_ONCE}, not {self.kafka_delivery!r}")
         if self.source == "kafka":
             self._validate_kafka(bad)
-        elif self.source == "kinesis":
+        elif self.kafka_output:
+            self._validate_brokers(bad)
+        if self.source in ("kafka", "kinesis"):
             pass
         elif self.input_feed:
             parse_feed_url(self.input_feed, "--input")
@@ -837,7 +859,7 @@ class PipelineConfig:
         if not set(formats) <= set(OUTPUT_FORMATS) or len(set(formats)) != len(formats):
             raise bad("output_format", f"must be jsonl, geoparquet or jsonl,geoparquet, not {self.output_format!r}")
         if self.output_formats != ("jsonl",):
-            if self.source == "kafka":
+            if self.writes_kafka:
                 raise bad("output_format", "a Kafka run's outputs are topics; --output-format is for files")
             if self.output_dir is None:
                 raise bad("output_format", "only a run with --output writes files")
@@ -860,12 +882,7 @@ class PipelineConfig:
         return tuple(f for f in OUTPUT_FORMATS if f in self.output_format.split(","))
 
     def _validate_kafka(self, bad: Callable[[str, str], ConfigError]) -> None:
-        if not self.bootstrap_servers.strip():
-            raise bad("bootstrap_servers", "must name at least one broker (host:port)")
-        for server in self.bootstrap_servers.split(","):
-            host, sep, port = server.strip().rpartition(":")
-            if not sep or not host or not port.isdigit():
-                raise bad("bootstrap_servers", f"expected host:port, got {server.strip()!r}")
+        self._validate_brokers(bad)
         if not self.topic:
             raise bad("topic", "must not be empty")
         if not self.group_id:
@@ -877,6 +894,14 @@ class PipelineConfig:
                     "starting_offsets",
                     f"must be earliest, latest, committed or timestamp:<epoch ms>, not {self.starting_offsets!r}",
                 )
+
+    def _validate_brokers(self, bad: Callable[[str, str], ConfigError]) -> None:
+        if not self.bootstrap_servers.strip():
+            raise bad("bootstrap_servers", "must name at least one broker (host:port)")
+        for server in self.bootstrap_servers.split(","):
+            host, sep, port = server.strip().rpartition(":")
+            if not sep or not host or not port.isdigit():
+                raise bad("bootstrap_servers", f"expected host:port, got {server.strip()!r}")
 
     def _validate_aws(self, bad: Callable[[str, str], ConfigError]) -> None:
         if not self.region:
@@ -925,6 +950,29 @@ class PipelineConfig:
     def output_topics(self) -> dict[str, str]:
         """Output name -> Kafka topic."""
         return {name: self.output_topic_prefix + name for name in OUTPUT_KEYS}
+
+    @property
+    def writes_kafka(self) -> bool:
+        """The outputs go to Kafka topics: a Kafka run's always, any other's with --kafka-output."""
+        return self.source == "kafka" or self.kafka_output
+
+    @property
+    def kafka_exactly_once(self) -> bool:
+        """The delivery the Kafka outputs ask for (with checkpoints off, at least once anyway):
+        exactly once unless set, at least once for a live input, whose positions are written as
+        they come (a network feed is not replayed after a restart either: what a restart loses is
+        in flight, not in the sink)."""
+        if self.kafka_delivery is not None:
+            return self.kafka_delivery == EXACTLY_ONCE
+        return not self.input_feed
+
+    def output_keys(self, name: str) -> tuple[str, ...]:
+        """The fields that key one output's Kafka records: :data:`OUTPUT_KEYS`, or at least once
+        the record's id (every output has one but the aggregates, keyed by their window), so that
+        a reader drops a repeat and a withdrawal lands on what it withdraws."""
+        if self.kafka_exactly_once or name == "aggregates":
+            return OUTPUT_KEYS[name]
+        return ("id",)
 
 
 def _is_time(value: str) -> bool:
@@ -975,6 +1023,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--test-fail-once", dest="test_fail_once", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
+        "--kafka-output",
+        action="store_true",
+        default=None,
+        help="a file or live input: write every output to Kafka topics (--output-topic-prefix), as a Kafka run"
+        " does, instead of files [KAFKA_OUTPUT]",
+    )
+    parser.add_argument(
         "--bounded",
         action="store_true",
         default=None,
@@ -1023,6 +1078,8 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         values["test_fail_once"] = args.test_fail_once
     if getattr(args, "bounded", None) or env.get("KAFKA_BOUNDED", "").lower() in ("1", "true", "yes"):
         values["bounded"] = True
+    if getattr(args, "kafka_output", None) or env.get("KAFKA_OUTPUT", "").lower() in ("1", "true", "yes"):
+        values["kafka_output"] = True
     if getattr(args, "dynamodb_create", None) or env.get("DYNAMODB_CREATE", "").lower() in ("1", "true", "yes"):
         values["dynamodb_create"] = True
     values["kafka_properties"] = kafka_client_properties(str(values.get("kafka_properties_file", "")), env)
@@ -1038,9 +1095,11 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
     elif env.get("OUTPUT_DIR"):
         values["output_dir"] = Path(env["OUTPUT_DIR"])
     source = str(values.get("source", _default("source")))
-    if getattr(args, "output_format", None) is None and (not values.get("output_dir") or source == "kafka"):
+    if getattr(args, "output_format", None) is None and (
+        not values.get("output_dir") or source == "kafka" or values.get("kafka_output")
+    ):
         values.pop("output_format", None)  # OUTPUT_FORMAT is for the runs that write files; the flag is refused
-    _refuse_flags_the_source_cannot_use(args, source)
+    _refuse_flags_the_source_cannot_use(args, source, bool(values.get("kafka_output")))
     if not values.get("input_feed"):
         for name in _FEED_ONLY:
             if getattr(args, name, None):
@@ -1051,21 +1110,36 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
 # Flags (given on the command line) that only one source uses: a flag the run's source cannot use
 # is a one-line error, never silently ignored. (Environment variables may be set for every run.)
 _KAFKA_ONLY = ("bootstrap_servers", "topic", "group_id", "starting_offsets", "output_topic_prefix",
-               "kafka_properties_file")  # fmt: skip
+               "kafka_properties_file", "kafka_delivery")  # fmt: skip
+_KAFKA_OUTPUT = (
+    "bootstrap_servers",
+    "output_topic_prefix",
+    "kafka_properties_file",
+    "kafka_delivery",
+)  # --kafka-output
 _KINESIS_ONLY = ("stream", "kinesis_endpoint", "starting_position")
 _FILE_ONLY = {"input_path": "--input", "follow": "--follow", "print_all": "--print-all", "no_wait": "--no-wait",
               "lanes": "--lanes", "lane_drift_s": "--lane-drift"}  # fmt: skip
 _FEED_ONLY = ("station", "feed_properties_file")
 
 
-def _refuse_flags_the_source_cannot_use(args: argparse.Namespace, source: str) -> None:
+def _refuse_flags_the_source_cannot_use(args: argparse.Namespace, source: str, kafka_output: bool) -> None:
     if source not in SOURCES:
         return  # validate() names the flag
     reads = {"file": "files", "kafka": "Kafka (--source kafka)", "kinesis": "Kinesis (--source kinesis)"}[source]
+    if kafka_output and source == "kafka":
+        raise ConfigError("--kafka-output: a Kafka run writes its outputs to Kafka anyway")
     if source != "kafka":
         for name in _KAFKA_ONLY:
+            if kafka_output and name in _KAFKA_OUTPUT:
+                continue
             if getattr(args, name, None):
                 flag = _KNOBS[name].flag
+                if name in _KAFKA_OUTPUT:
+                    raise ConfigError(
+                        f"{flag}: only a run that writes Kafka reads it (--source kafka, or --kafka-output);"
+                        f" this one reads {reads}"
+                    )
                 raise ConfigError(f"{flag}: only a Kafka run reads it (--source kafka); this one reads {reads}")
     if source != "kinesis":
         for name in _KINESIS_ONLY:

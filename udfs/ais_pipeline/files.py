@@ -138,7 +138,9 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     totals = tally_totals(tallies)
     summary: dict[str, object] = {name: totals.get(name, 0) for name in SUMMARY_COUNTS}
     summary["lines"] = lines
-    summary["positions_kept"] = count_records(output_dir / "positions")
+    minutes = per_minute(tallies, output_dir)
+    # The positions written, less those a live run withdrew (each a record, and its withdrawal).
+    summary["positions_kept"] = sum(m["positions_kept"] for m in minutes.values())
     summary["bad_fixes"] = count_records(output_dir / "bad_fixes")
     # The static records of the static reports read; those made beside archive rows are apart.
     summary["static_kept"] = count_records(output_dir / "static") - int(summary["static_from_rows"])  # type: ignore[call-overload]
@@ -165,7 +167,7 @@ def summarize(tallies: Counter[str], lines: int, output_dir: Path) -> dict[str, 
     )
     summary["accounted_lines"] = accounted_lines(summary)
     summary["receivers"] = by_receiver(tallies, future)
-    summary["per_minute"] = per_minute(tallies, output_dir)
+    summary["per_minute"] = minutes
     return summary
 
 
@@ -179,7 +181,8 @@ def per_minute(tallies: Counter[str], output_dir: Path) -> dict[str, dict[str, i
             minutes.setdefault(int(minute), Counter())[figure] += n
     for record in iter_records(output_dir / "positions"):
         ts = parse_iso_ms(str(record["timestamp"]))
-        minutes.setdefault(ts - ts % 60_000, Counter())["positions_kept"] += 1
+        # A live run's withdrawal of a position it wrote at once takes that position back.
+        minutes.setdefault(ts - ts % 60_000, Counter())["positions_kept"] += -1 if record.get("withdrawn") else 1
     figures = ("positions_kept", "duplicates_exact", "duplicates_near", "late")
     return {iso_ms(m): {f: minutes[m].get(f, 0) for f in figures} for m in sorted(minutes)}
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ais_pipeline.postgres import TABLES
+from ais_pipeline.postgres import TABLES, WITHDRAWN_FIELD
 from ais_pipeline.rules.outputs import iso_ms
 
 BY_TYPE = "by_type"  # the map's column type (GeoParquetRecords.BY_TYPE)
@@ -61,10 +61,14 @@ class ParquetColumn:
 
 
 def columns(output: str) -> tuple[ParquetColumn, ...]:
-    """The columns of one output's files, in order, before ``geometry``."""
-    return tuple(
-        ParquetColumn(c.name, BY_TYPE if c.field == "by_type" else c.type, c.field) for c in TABLES[output].columns
-    )
+    """The columns of one output's files, in order, before ``geometry``. An output whose records
+    may withdraw earlier ones (a live run's positions) has a last column ``withdrawn``: the reason,
+    null for every other row (in PostgreSQL the withdrawn row is deleted instead)."""
+    table = TABLES[output]
+    cols = tuple(ParquetColumn(c.name, BY_TYPE if c.field == "by_type" else c.type, c.field) for c in table.columns)
+    if table.withdrawable:
+        cols += (ParquetColumn(WITHDRAWN_FIELD, "text", WITHDRAWN_FIELD),)
+    return cols
 
 
 def count_rows(path: Path) -> int:
@@ -82,7 +86,7 @@ def read_part(path: Path, output: str) -> Iterator[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     cols = columns(output)
-    absent = TABLES[output].absent_when_null
+    absent = (*TABLES[output].absent_when_null, WITHDRAWN_FIELD)
     with pq.ParquetFile(path) as part:
         for batch in part.iter_batches(columns=[c.name for c in cols]):
             values: list[list[Any]] = []

@@ -110,15 +110,36 @@ class Table:
     replaced_when: str = ""
     # Fields the record leaves out, rather than writes as null, when it has no value.
     absent_when_null: tuple[str, ...] = ()
+    # A record of the output may withdraw one written before (``withdrawn``: the reason), as a
+    # live run withdraws a position it wrote at once: its row is deleted and its id kept in
+    # :data:`WITHDRAWN`, so that the row is not inserted again, in whichever order both come.
+    withdrawable: bool = False
+
+    @property
+    def parameters(self) -> list[str]:
+        """The record's field of each parameter of :meth:`statement`, in order."""
+        if not self.withdrawable:
+            return self.fields
+        return [ID, WITHDRAWN_FIELD, WITHDRAWN_FIELD, ID, WITHDRAWN_FIELD, *self.fields, WITHDRAWN_FIELD, ID]
 
     @property
     def fields(self) -> list[str]:
         return [c.field for c in self.columns]
 
     def statement(self) -> str:
-        """The JDBC statement of one record: every parameter text, cast to its column's type."""
+        """The JDBC statement of one record: every parameter text, cast to its column's type
+        (the record's fields in :attr:`parameters`' order)."""
         names = ", ".join(c.name for c in self.columns)
         values = ", ".join(f"?::{c.type}" for c in self.columns)
+        if self.withdrawable:
+            return (
+                f"WITH w AS (INSERT INTO {WITHDRAWN} (id, output, reason) SELECT ?::uuid, '{self.output}', ?::text"
+                f" WHERE ?::text IS NOT NULL ON CONFLICT (id) DO NOTHING),"
+                f" d AS (DELETE FROM {self.name} WHERE id = ?::uuid AND ?::text IS NOT NULL)"
+                f" INSERT INTO {self.name} AS t ({names}) SELECT {values}"
+                f" WHERE ?::text IS NULL AND NOT EXISTS (SELECT 1 FROM {WITHDRAWN} x WHERE x.id = ?::uuid)"
+                f" ON CONFLICT ({', '.join(self.key)}) DO NOTHING"
+            )
         sql = f"INSERT INTO {self.name} AS t ({names}) VALUES ({values}) ON CONFLICT ({', '.join(self.key)}) "
         if self.replaced_when:
             updates = ", ".join(f"{c.name} = EXCLUDED.{c.name}" for c in self.columns if c.name not in self.key)
@@ -143,6 +164,10 @@ _TS = "timestamp with time zone"
 _F = "double precision"
 
 
+ID = "id"
+WITHDRAWN = "ais_withdrawn"  # the ids of the records withdrawn (see Table.withdrawable)
+WITHDRAWN_FIELD = "withdrawn"
+
 # A record's id (the upserts' key) and its vessel.
 _RECORD = (Column("id", "uuid", "id"), Column("mmsi", "bigint", "mmsi"))
 
@@ -165,7 +190,7 @@ def _position_columns() -> tuple[Column, ...]:
 TABLES: dict[str, Table] = {
     t.output: t
     for t in (
-        Table("positions", "ais_positions", _position_columns(), ("id",)),
+        Table("positions", "ais_positions", _position_columns(), ("id",), withdrawable=True),
         Table(
             "static",
             "ais_static",

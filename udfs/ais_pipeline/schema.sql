@@ -193,6 +193,15 @@ CREATE TABLE IF NOT EXISTS ais_dead_letter (
 );
 CREATE INDEX IF NOT EXISTS ais_dead_letter_reason ON ais_dead_letter (reason);
 
+-- The positions a live run wrote at once and withdrew (judged bad fixes): a withdrawn id is deleted
+-- from ais_positions and never inserted again, whichever of the two writes comes first.
+CREATE TABLE IF NOT EXISTS ais_withdrawn (
+    id           uuid PRIMARY KEY,
+    output       text NOT NULL,  -- the output the record was withdrawn from: positions
+    reason       text NOT NULL,  -- bad_fixes: its track judged it a bad fix
+    withdrawn_at timestamptz NOT NULL DEFAULT now()
+);
+
 CREATE TABLE IF NOT EXISTS ais_runs (
     run_id      uuid PRIMARY KEY,
     started_at  timestamptz NOT NULL,

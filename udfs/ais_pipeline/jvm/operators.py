@@ -191,6 +191,24 @@ class SplitLines:
 
 
 @dataclass(frozen=True)
+class OutputLatency:
+    """``ais.flink.OutputLatency``: one output's records passed on to its sinks, the last minute's
+    latencies (the wall clock less the record's ``field``, its event time) as gauges of the group
+    ``output.<output>``."""
+
+    name: str
+    output: str
+    field: str
+
+    def build(self) -> Any:
+        return jvm().ais.flink.OutputLatency(self.output, self.field)
+
+    def apply(self, stream: DataStream) -> DataStream:
+        j_stream = java_stream(stream).map(self.build(), java_type(Types.STRING()))
+        return DataStream(j_stream).name(self.name)
+
+
+@dataclass(frozen=True)
 class ColumnsToRows:
     """``ais.flink.ColumnsToRows``: a batch of columns (``rows.columns``) as one row per record."""
 

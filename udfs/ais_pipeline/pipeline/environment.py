@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pyflink.common import Configuration
 from pyflink.datastream import StreamExecutionEnvironment
 
-from ais_pipeline.config import PipelineConfig
+from ais_pipeline.config import LIVE_CHECKPOINT_S, PipelineConfig
 from ais_pipeline.pipeline.jvm_archive import use_archive
 from ais_pipeline.resources import METRICS_JAR, PACKAGE
 
@@ -85,6 +85,8 @@ def flink_settings(config: PipelineConfig, local: bool = True) -> dict[str, str]
         settings.pop(CHECKPOINT_INTERVAL, None)
     elif interval is not None:
         settings[CHECKPOINT_INTERVAL] = f"{interval}s"
+    elif config.input_feed:
+        settings[CHECKPOINT_INTERVAL] = f"{LIVE_CHECKPOINT_S}s"
     settings["parallelism.default"] = str(config.parallelism)
     settings.update(state_backend_settings(config))
     # A local run fails at once, with its cause (a cluster keeps flink-conf's strategy: restarts

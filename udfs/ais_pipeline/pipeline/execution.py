@@ -62,6 +62,7 @@ class LocalJob:
 
     rest_port: int
     total_bytes: int | None = None
+    live: bool = False  # a live input: the progress line shows the watermark's lag behind the clock
 
     @property
     def rest(self) -> str:
@@ -266,7 +267,7 @@ def execute(
         if stops.count:  # a stop came before the job was submitted (one lost on the way, too)
             raise StoppedBeforeStart
         job = RunningJob(env.execute_async(name))
-        line = ProgressLine(local.rest, job.id, local.total_bytes)
+        line = ProgressLine(local.rest, job.id, local.total_bytes, live=local.live)
         try:
             while not job.ended() and not stops.count:
                 line.update()

@@ -55,9 +55,10 @@ class Snapshot:
     lag: int | None = None  # Kafka: records behind the end of the topic
 
 
-def describe(snap: Snapshot, lines_per_s: float | None, total_bytes: int | None) -> str:
+def describe(snap: Snapshot, lines_per_s: float | None, total_bytes: int | None, now_ms: int | None = None) -> str:
     """The progress line (without the bar that tqdm draws on a terminal); a rate of None is
-    "pending": the job moved but its line count has not been reported since (see :class:`RecentRate`)."""
+    "pending": the job moved but its line count has not been reported since (see :class:`RecentRate`).
+    ``now_ms``, a live run's wall clock: how far the watermark is behind it."""
     read = f"{snap.lines:,} lines"
     if total_bytes:
         read += f" ({min(100, 100 * snap.bytes // total_bytes)}% of the input)"
@@ -68,6 +69,8 @@ def describe(snap: Snapshot, lines_per_s: float | None, total_bytes: int | None)
         watermark = "end of input"
     else:
         watermark = iso_ms(snap.watermark_ms)
+        if now_ms is not None:
+            watermark += f" ({max(now_ms - snap.watermark_ms, 0) / 1000:,.1f} s behind the clock)"
     parts.append("watermark " + watermark)
     parts.append(f"kept {snap.kept:,} dup {snap.duplicates:,} late {snap.late:,}")
     if snap.lag is not None:
@@ -140,12 +143,14 @@ def metric_query(ids: list[str]) -> str:
     return ",".join(urllib.parse.quote(i, safe="") for i in ids)
 
 
-def moved(before: Snapshot | None, now: Snapshot) -> bool:
+def moved(before: Snapshot | None, now: Snapshot, clock_watermark: bool = False) -> bool:
     """Whether the job did anything between two snapshots besides reading lines: a later
-    watermark, or more positions kept, duplicates or late reports."""
+    watermark (not for a live run, whose watermark follows the clock through a silence), or more
+    positions kept, duplicates or late reports."""
     if before is None:
         return False
-    return (now.watermark_ms or 0) > (before.watermark_ms or 0) or (now.kept, now.duplicates, now.late) != (
+    later = not clock_watermark and (now.watermark_ms or 0) > (before.watermark_ms or 0)
+    return later or (now.kept, now.duplicates, now.late) != (
         before.kept,
         before.duplicates,
         before.late,
@@ -187,9 +192,12 @@ class RecentRate:
 class ProgressLine:
     """Shows a running job's progress: call :meth:`update` often (it polls once a second)."""
 
-    def __init__(self, base: str, job_id: str, total_bytes: int | None, terminal: bool | None = None) -> None:
+    def __init__(
+        self, base: str, job_id: str, total_bytes: int | None, terminal: bool | None = None, live: bool = False
+    ) -> None:
         self.metrics = JobMetrics(base, job_id)
         self.total = total_bytes
+        self.live = live  # a live input: its watermark follows the clock, and the line shows how far behind
         self.terminal = sys.stderr.isatty() if terminal is None else terminal
         self.started = time.monotonic()
         self._polled = self.started
@@ -213,14 +221,15 @@ class ProgressLine:
         except Exception as exc:  # the job is starting or ending: next time (never stop the run)
             log.debug("no progress figures: %s", exc)
             return
-        rate = self._rate.judged(now, snap.lines, moved(self._last, snap))
+        rate = self._rate.judged(now, snap.lines, moved(self._last, snap, self.live))
         self._last = snap
+        clock = int(time.time() * 1000) if self.live else None
         if self._bar is not None:
             self._bar.n = min(snap.bytes, self.total) if self.total else snap.bytes
-            self._bar.set_postfix_str(describe(snap, rate, None), refresh=False)
+            self._bar.set_postfix_str(describe(snap, rate, None, clock), refresh=False)
             self._bar.refresh()
         else:
-            log.info("progress: %s", describe(snap, rate, self.total))
+            log.info("progress: %s", describe(snap, rate, self.total, clock))
 
     def close(self) -> None:
         if self._bar is not None:

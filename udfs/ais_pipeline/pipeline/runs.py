@@ -71,13 +71,16 @@ class Outcome:
 class FileRun:
     """A local run that sums itself up: ``with FileRun(config) as run:`` gives its environment
     and the folders its file sinks write to; :meth:`execute` runs the job. A file run's outputs
-    are its files (``--output``, else a scratch folder); a local Kafka run (``kafka=True``)
-    writes copies of its outputs to a scratch folder for the summary to count, and its
-    ``--output`` holds only ``summary.json``."""
+    are its files (``--output``, else a scratch folder); a local Kafka run (``kafka=True``), or one
+    whose outputs go to Kafka (``to_kafka``), writes copies of its outputs to a scratch folder for
+    the summary to count, and its ``--output`` holds only ``summary.json``."""
 
-    def __init__(self, config: PipelineConfig, kafka: bool = False, kinesis: bool = False) -> None:
+    def __init__(
+        self, config: PipelineConfig, kafka: bool = False, kinesis: bool = False, to_kafka: bool = False
+    ) -> None:
         self.config = config
         self.kafka = kafka
+        self.to_kafka = to_kafka
         self.kinesis = kinesis
         self.cluster: Cluster | None = None
         self.stops = StopSignals()  # counting from the job's submission on
@@ -85,7 +88,8 @@ class FileRun:
         self.env, self.cluster, self.keeps_web_ui = placed.env, placed.cluster, placed.keeps_web_ui
         try:
             self.scratch = Path(tempfile.mkdtemp(prefix="ais-run-"))
-            self.output_dir = self.scratch / "out" if kafka or config.output_dir is None else config.output_dir
+            copies = kafka or to_kafka  # outputs in topics: the files are copies for the summary
+            self.output_dir = self.scratch / "out" if copies or config.output_dir is None else config.output_dir
             self.tally_dir = self.scratch / "tally"
             for name in (*OUTPUTS, "summary.json"):  # an earlier run's outputs
                 target = self.output_dir / name
@@ -133,7 +137,8 @@ class FileRun:
         # and are not raised: the summary of a job that ended is always made.
         self.stops.__enter__()
         try:
-            execute(self.env, name, LocalJob(config.web_ui_port, total), self.scratch / "savepoint", self.stops)
+            local = LocalJob(config.web_ui_port, total, live=bool(config.input_feed))
+            execute(self.env, name, local, self.scratch / "savepoint", self.stops)
         except Stopped as exc:
             stopped = exc
         elapsed = time.monotonic() - started
@@ -151,7 +156,7 @@ class FileRun:
         if config.output_dir is not None:
             config.output_dir.mkdir(parents=True, exist_ok=True)  # an empty input writes no part file
             (config.output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        elif not config.print_all and not self.kafka:
+        elif not config.print_all and not (self.kafka or self.to_kafka):
             outcome.sample = sample_of(self.output_dir)
         elif self.prints_every_record and isinstance(self.cluster, TaskManagerCluster):
             outcome.sample = self.cluster.printed()  # its TaskManagers printed them into their logs

@@ -50,6 +50,7 @@ from ais_pipeline.jvm.operators import (
     GapCoverage,
     KeyedBatches,
     LineBatches,
+    OutputLatency,
     ReceiverWatermarks,
     SplitLines,
 )
@@ -58,7 +59,7 @@ from ais_pipeline.resources import helpers_jar
 from ais_pipeline.rules.dedup import coverage_rules_of, encounter_steps, window_spec
 from ais_pipeline.rules.dedup import exact_copies as copy_rule
 from ais_pipeline.rules.lane import AUTO, NMEA
-from ais_pipeline.rules.outputs import OUTPUTS
+from ais_pipeline.rules.outputs import EVENT_TIME_FIELDS, OUTPUTS
 from ais_pipeline.rules.watermarks import CONSENSUS_LINES, JUMP_LINES, RECEIVED_LAG_MS
 
 LINES_PER_BATCH = 1024
@@ -239,7 +240,7 @@ def build_pipeline(
     def side(stream: DataStream, tag: OutputTag) -> DataStream:
         return side_output(stream, tag)
 
-    return Streams(
+    streams = Streams(
         positions=lines_of(side(vessels, operators.POSITIONS), "position"),
         static=lines_of(side(vessels, operators.STATIC), "static report"),
         aggregates=AggregateJson("aggregate as JSON", "aggregate-json", aggregate_type(), config.slide_ms).apply(
@@ -256,3 +257,16 @@ def build_pipeline(
             side(reports, operators.TALLY), lines_of(side(vessels, operators.TALLY), "tally")
         ),
     )
+    return with_latency_gauges(streams) if config.input_feed or config.source != "file" else streams
+
+
+def with_latency_gauges(streams: Streams) -> Streams:
+    """A live or unbounded run's outputs, each through a gauge of its latency on the way to the
+    sinks (the wall clock less each record's event time, the last minute's p50, p99 and max)."""
+    measured = {
+        name: OutputLatency(f"latency of {name}", name, EVENT_TIME_FIELDS[name]).apply(stream)
+        if name in EVENT_TIME_FIELDS
+        else stream
+        for name, stream in streams.named().items()
+    }
+    return Streams(**measured, tally=streams.tally)

@@ -57,6 +57,7 @@ from ais_pipeline.rules.outputs import (
     position_json,
     report_id,
     static_json,
+    withdrawn_json,
 )
 from ais_pipeline.rules.parse import DeadLetter
 from ais_pipeline.rules.ports import Anchorages, PortVisits
@@ -212,8 +213,12 @@ class VesselLogic:
         gap_rules: GapRules | None = None,
         gap_ttl_ms: int = GAP_TTL_MS,
         transmitter_rules: TransmitterRules | None = None,
+        positions_at_once: bool = False,
     ) -> None:
         self.spec = spec
+        # A live run writes a kept position when its report comes, before its track judges it,
+        # and withdraws it if it is judged a bad fix (a file run writes it once judged).
+        self.positions_at_once = positions_at_once
         # The rules per transmitter: port visits and loitering (None: both off).
         self.transmitter_rules = transmitter_rules
         # AIS gap events (None: off), and how long a silent vessel's last position is kept for
@@ -315,6 +320,8 @@ class VesselLogic:
                 pane.tumbling, pane.sliding, pane.sliding_from, self._held_lines(outcome),
             )  # fmt: skip
             outcome.held = True
+            if self.positions_at_once:
+                self.records.append(("positions", fix.lines[0]))
             held = len(track.pending)
             self._decided(store, meta, track, track.add(fix), released_at, report.mmsi)
             due = track.next_timer()
@@ -363,6 +370,8 @@ class VesselLogic:
             if self.transmitter_rules is not None:
                 self._transmitter_position(store, meta, track, fix, mmsi, watermark)
         for fix, conflict in events.bad:
+            if self.positions_at_once:  # it was written when it came: withdrawn first
+                self.records.append(("positions", withdrawn_json(fix.lines[0], BAD_FIX)))
             self.records.append((BAD_FIX, bad_fix_json(fix.lines[0], conflict)))
             self._count(BAD_FIX, 1)
         for a, b in events.segments:
@@ -374,7 +383,8 @@ class VesselLogic:
         """An accepted fix: its position and late records, and its report's contribution, for the
         window kinds it was in time for when it arrived and whose grace has not passed since."""
         records = self.records
-        records.append(("positions", fix.lines[0]))
+        if not self.positions_at_once:  # else written when it came
+            records.append(("positions", fix.lines[0]))
         self._count(KEPT_POSITION, 1)
         for line in fix.lines[1:]:
             records.append(("late", line))
@@ -734,6 +744,7 @@ def vessel_logic(config: PipelineConfig) -> VesselLogic:
         config.gap_rules,
         config.gap_ttl_ms,
         transmitter_rules(config),
+        positions_at_once=bool(config.input_feed),
     )
 
 

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
+from typing import Any
 
 from ais_pipeline.rules.coverage import Coverage, GapHours
 from ais_pipeline.rules.decode import Position, Static
@@ -23,6 +24,13 @@ OUTPUTS = (
     "positions", "static", "aggregates", "late", "dead_letter", "bad_fixes", "gaps", "port_visits", "loitering",
     "encounters",
 )  # fmt: skip
+
+# Each output's event time (a record's field): what a live run's latency of the output is measured
+# from (dead letters have none).
+EVENT_TIME_FIELDS = {
+    "positions": "timestamp", "static": "timestamp", "aggregates": "window_end", "late": "timestamp",
+    "bad_fixes": "timestamp", "gaps": "as_of", "port_visits": "as_of", "loitering": "as_of", "encounters": "as_of",
+}  # fmt: skip
 
 # Summary figures, in the order summary.json lists them. Each input line lands in exactly one of
 # the line buckets; see ``accounted_lines``.
@@ -191,6 +199,21 @@ def dead_letter_json(dead: DeadLetter) -> str:
     if dead.detail:
         obj["detail"] = dead.detail
     return _dumps(obj)
+
+
+def withdrawn_json(position_line: str, reason: str) -> str:
+    """The record that withdraws a position a live run wrote at once: the position's record with
+    ``withdrawn``, the reason (``bad_fixes``: its track judged it a bad fix)."""
+    return position_line[:-1] + f',"withdrawn":"{reason}"}}'
+
+
+def applied(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Positions with their withdrawals applied: neither a withdrawn position nor the record that
+    withdrew it."""
+    withdrawn = {r["id"] for r in records if r.get("withdrawn")}
+    if not withdrawn:
+        return records
+    return [r for r in records if r["id"] not in withdrawn]
 
 
 def bad_fix_json(position_line: str, conflict: Conflict) -> str:

@@ -13,6 +13,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
@@ -91,7 +92,7 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
 
     private transient ReceiverClocks clocks;
     private transient ListState<ReceiverClocks.LaneState> laneState;
-    private transient long emittedStep;
+    private transient volatile long emittedStep;
     private transient boolean restored;
     private transient long lastRecordAt;
     private transient boolean idle;
@@ -162,6 +163,12 @@ public final class ReceiverWatermarks extends AbstractStreamOperator<Row>
     public void open() throws Exception {
         super.open();
         receiverCounters = new HashMap<>();
+        // How far the watermark sent on is behind the wall clock (-1 before the first, and at
+        // the end of the input): a live run's latency floor.
+        getMetricGroup().gauge("watermark_lag_ms", (Gauge<Long>) () -> {
+            long step = emittedStep;
+            return step == Long.MIN_VALUE || step == Long.MAX_VALUE ? -1L : System.currentTimeMillis() - step;
+        });
         lastRecordAt = getProcessingTimeService().getCurrentProcessingTime();
         // Fires at once: a restored watermark goes out before the first record, even from a
         // subtask that never gets one; then the idleness check runs.

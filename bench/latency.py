@@ -19,9 +19,9 @@ position's timestamp, which is when the job stamped its line; the sender is on t
 Windows: a tumbling window's first figures, less its end, for the windows with a report (a window
 whose only figure is vessel time, from a segment between two positions of a track that crosses
 it, gets it when the track's next position comes: after a silence, when the feed resumes);
-those ending while the feed was silent are counted apart. Windows that end in the last 2 s before the stop, and their positions, are left
-out (the drain decides them). Lines dropped: sent less read (the summary's lines).
-With --write-docs the table replaces the one between the bench-latency markers of
+those ending while the feed was silent are counted apart. Windows that end in the last 2 s before
+the stop, and their positions, are left out (the drain decides them). Lines dropped: sent less
+read (the summary's lines). With --write-docs the table replaces the one between the bench-latency markers of
 docs/live-feeds.md.
 """
 

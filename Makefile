@@ -58,6 +58,8 @@ lint: setup
 # the Python and Java sides and by rule (bench/threads.py, py-spy); writes the tables into docs/performance.md
 # (bench/files.py); then the live feeds: the relay TCP->Kafka, the job's UDP
 # input at 10,000 lines/s, its memory over 16 minutes, into docs/live-feeds.md (bench/live.py);
+# a live fleet over UDP at 1,000 and 10,000 lines/s with a silence, the time from a line to its row
+# in PostgreSQL, Kafka (at least and exactly once) and files, into docs/live-feeds.md (bench/latency.py);
 # then scaling: the Kafka job on the standalone cluster (two one-slot TaskManagers) at parallelism
 # 1 and 2 (bench/scale.py); then the world's fleet: generated world feeds of 10k, 100k and 1M vessels on
 # each state backend (bench/world.py), and a restore of a million vessels on the standalone cluster
@@ -65,6 +67,7 @@ lint: setup
 bench: test-slow
 	bash scripts/scratch.sh $(PY) -m bench.files --write-docs $(ARGS)
 	bash scripts/scratch.sh $(PY) -m bench.live --write-docs
+	$(PY) -m bench.latency --write-docs
 	bash scripts/scratch.sh $(PY) -m bench.scale --write-docs
 	$(PY) -m bench.world --write-docs
 	$(PY) -m bench.world_restore --write-docs

@@ -1,7 +1,7 @@
 """Latency of a live run: from a line to the row it makes, per output, measured as a user runs the
 job: ``ais-pipeline run --input udp://127.0.0.1:PORT`` with one sink's flag and no other.
 
-    python -m bench.latency [--rates 1000,10000] [--sinks postgres,files] [--feed 60 --silence 75
+    python -m bench.latency [--rates 1000,10000] [--sinks postgres,kafka-alo,kafka-eo,files] [--feed 60 --silence 75
                              --after 30] [--checkout DIR] [--write-docs]
 
 The feed is a generated live fleet (``bench.live_fleet``): vessels steaming in the North Sea, each
@@ -13,6 +13,9 @@ position's timestamp, which is when the job stamped its line; the sender is on t
 
 - PostgreSQL: a trigger of the benchmark's own database records ``clock_timestamp()`` as each
   position row is inserted, and as each window's first figures (revision 0) are.
+- Kafka (``kafka-alo``: ``--kafka-output``, at least once, a live input's default; ``kafka-eo``:
+  ``--kafka-delivery exactly-once``): a consumer of the positions and aggregates topics
+  (``read_committed``, as a reader of transactions reads) notes when it receives each record.
 - Files: the output folders are listed every 100 ms; a record is visible when its part file is
   (the file sink commits at checkpoints).
 
@@ -46,9 +49,10 @@ from typing import Any
 from ais_pipeline.pipeline.ports import unused_port
 from bench import live_fleet
 from bench.files import ROOT, measured, publish
-from bench.live import LiveJob
+from bench.live import LiveJob, kafka_broker
 
 PY = sys.executable
+KAFKA_SINKS = {"kafka-alo": "at-least-once", "kafka-eo": "exactly-once"}
 DOCS = ROOT / "docs" / "live-feeds.md"
 POSTGRES = ROOT / "scripts" / "postgres.sh"
 TAIL_MS = 2_000  # rows of the last 2 s before the stop: decided by the drain, not counted
@@ -148,6 +152,60 @@ class FileWatch:
         self._thread.join()
 
 
+class TopicWatch:
+    """Consumes the positions and aggregates topics as a reader would (``read_committed``): when
+    each record was received."""
+
+    def __init__(self, bootstrap: str, prefix: str) -> None:
+        from confluent_kafka import Consumer
+
+        self.seen: dict[str, list[tuple[int, int]]] = {"positions": [], "tumbling": []}
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"bench-latency-{time.monotonic_ns()}",
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 50,
+                "log_level": 0,
+            }
+        )
+        # Assigned, not subscribed: a group's join takes seconds, which would count as latency.
+        from confluent_kafka import TopicPartition
+
+        parts = []
+        for topic in (prefix + "positions", prefix + "aggregates"):
+            metadata = self._consumer.list_topics(topic, timeout=30)
+            parts += [TopicPartition(topic, p, 0) for p in metadata.topics[topic].partitions]
+        self._consumer.assign(parts)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            msg = self._consumer.poll(0.1)
+            if msg is None or msg.error():
+                continue
+            now = int(time.time() * 1000)
+            value, topic = msg.value(), msg.topic()
+            if value is None or topic is None:
+                continue
+            record = json.loads(value)
+            if topic.endswith("positions"):
+                if not record.get("withdrawn"):
+                    self.seen["positions"].append((_epoch_ms(record["timestamp"]), now))
+            elif record["window"] == "tumbling" and record["revision"] == 0 and record["reports"] > 0:
+                self.seen["tumbling"].append((_epoch_ms(record["window_end"]), now))
+
+    def stop(self) -> None:
+        time.sleep(2)  # what the drain committed
+        self._stop.set()
+        self._thread.join()
+        self._consumer.close()
+
+
 def percentiles(values: list[int]) -> dict[str, Any]:
     if not values:
         return {"n": 0}
@@ -175,7 +233,12 @@ def summarize(
 
 
 def run(
-    rate: int, sink: str, phases: list[tuple[float, float]], pg: tuple[str, str] | None, checkout: Path = ROOT
+    rate: int,
+    sink: str,
+    phases: list[tuple[float, float]],
+    pg: tuple[str, str] | None,
+    bootstrap: str | None = None,
+    checkout: Path = ROOT,
 ) -> dict[str, Any]:
     """One live run into ``sink``; the latencies and the lines sent, read and lost."""
     ships = live_fleet.fleet(live_fleet.vessels_for(rate))
@@ -198,12 +261,20 @@ def run(
                 conn.execute(SEEN_TRIGGERS)
             flags, env["PGPASSWORD"] = ["--postgres", url.rsplit("/", 1)[0] + "/" + database], password
             job = LiveJob(None, *flags, env=env, checkout=checkout)
+        elif sink in KAFKA_SINKS:
+            assert bootstrap is not None
+            prefix = f"latency{rate}{sink[-2:]}."
+            flags = ["--kafka-output", "--bootstrap-servers", bootstrap, "--output-topic-prefix", prefix]
+            flags += ["--kafka-delivery", KAFKA_SINKS[sink]]
+            job = LiveJob(out, *flags, checkout=checkout)
         else:
             job = LiveJob(out, checkout=checkout)
-        watch = FileWatch(out) if sink == "files" else None
+        watch: FileWatch | TopicWatch | None = FileWatch(out) if sink == "files" else None
         try:
             job.wait_running()
             wait_until_bound(job.udp)
+            if sink in KAFKA_SINKS:
+                watch = TopicWatch(str(bootstrap), prefix)
             start = time.time()
             sent = live_fleet.send(job.udp, ships, phases)
             last_line = time.time()
@@ -228,7 +299,8 @@ def run(
                 seen[output].append((t, s))
         else:
             assert watch is not None
-            watch.look()
+            if isinstance(watch, FileWatch):
+                watch.look()
             seen = watch.seen
     result = summarize(seen, silence, stop_ms)
     return {
@@ -270,7 +342,7 @@ def table(results: list[dict[str, Any]]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rates", default="1000,10000")
-    parser.add_argument("--sinks", default="postgres,files")
+    parser.add_argument("--sinks", default="postgres,kafka-alo,kafka-eo,files")
     parser.add_argument("--feed", type=float, default=60)
     parser.add_argument("--silence", type=float, default=75)
     parser.add_argument("--after", type=float, default=30)
@@ -280,10 +352,12 @@ def main() -> int:
     phases = [(args.feed, args.silence), (args.after, 0.0)]
     sinks = args.sinks.split(",")
     results = []
-    with postgres() if "postgres" in sinks else contextlib.nullcontext() as pg:  # type: ignore[attr-defined]
+    with contextlib.ExitStack() as servers:
+        pg = servers.enter_context(postgres()) if "postgres" in sinks else None
+        bootstrap = servers.enter_context(kafka_broker()) if set(sinks) & set(KAFKA_SINKS) else None
         for rate in (int(r) for r in args.rates.split(",")):
             for sink in sinks:
-                result = run(rate, sink, phases, pg, args.checkout)
+                result = run(rate, sink, phases, pg, bootstrap, args.checkout)
                 print(json.dumps(result), flush=True)
                 results.append(result)
     command = "python -m bench.latency"

@@ -48,7 +48,7 @@ from typing import Any
 
 from ais_pipeline.pipeline.ports import unused_port
 from bench import live_fleet
-from bench.files import ROOT, measured, publish
+from bench.files import ROOT, _tree_cpu, measured, publish
 from bench.live import LiveJob, kafka_broker
 
 PY = sys.executable
@@ -143,7 +143,8 @@ class FileWatch:
                 for line in path.read_text().splitlines():
                     record = json.loads(line)
                     if name == "positions":
-                        self.seen["positions"].append((_epoch_ms(record["timestamp"]), now))
+                        if not record.get("withdrawn"):
+                            self.seen["positions"].append((_epoch_ms(record["timestamp"]), now))
                     elif record["window"] == "tumbling" and record["revision"] == 0 and record["reports"] > 0:
                         self.seen["tumbling"].append((_epoch_ms(record["window_end"]), now))
 
@@ -239,6 +240,7 @@ def run(
     pg: tuple[str, str] | None,
     bootstrap: str | None = None,
     checkout: Path = ROOT,
+    more: list[str] | None = None,
 ) -> dict[str, Any]:
     """One live run into ``sink``; the latencies and the lines sent, read and lost."""
     ships = live_fleet.fleet(live_fleet.vessels_for(rate))
@@ -260,25 +262,29 @@ def run(
             with pgmod.connect(target) as conn:
                 conn.execute(SEEN_TRIGGERS)
             flags, env["PGPASSWORD"] = ["--postgres", url.rsplit("/", 1)[0] + "/" + database], password
-            job = LiveJob(None, *flags, env=env, checkout=checkout)
+            job = LiveJob(None, *flags, *(more or []), env=env, checkout=checkout)
         elif sink in KAFKA_SINKS:
             assert bootstrap is not None
             prefix = f"latency{rate}{sink[-2:]}."
             flags = ["--kafka-output", "--bootstrap-servers", bootstrap, "--output-topic-prefix", prefix]
             flags += ["--kafka-delivery", KAFKA_SINKS[sink]]
-            job = LiveJob(out, *flags, checkout=checkout)
+            job = LiveJob(out, *flags, *(more or []), checkout=checkout)
         else:
-            job = LiveJob(out, checkout=checkout)
+            job = LiveJob(out, *(more or []), checkout=checkout)
         watch: FileWatch | TopicWatch | None = FileWatch(out) if sink == "files" else None
         try:
             job.wait_running()
             wait_until_bound(job.udp)
             if sink in KAFKA_SINKS:
                 watch = TopicWatch(str(bootstrap), prefix)
+            cpu_before: dict[int, float] = {}
+            _tree_cpu(job.proc.pid, cpu_before)
             start = time.time()
             sent = live_fleet.send(job.udp, ships, phases)
             last_line = time.time()
             time.sleep(5)
+            cpu_after: dict[int, float] = {}
+            _tree_cpu(job.proc.pid, cpu_after)
             stop_ms = int(time.time() * 1000)
             _, dropped, kernel, summary = job.drain()
         finally:
@@ -314,6 +320,8 @@ def run(
         "feed_dropped": dropped,
         "dropped_by_kernel": kernel,
         "seconds_to_stop": round(stop_ms / 1000 - last_line, 1),
+        # The job's CPU (its process and JVM) from the first line to 5 s after the last, per line.
+        "cpu_us_per_line": round((sum(cpu_after.values()) - sum(cpu_before.values())) / max(sent.lines, 1) * 1e6, 1),
         **result,
     }
 
@@ -327,14 +335,15 @@ def _cell(p: dict[str, Any]) -> str:
 def table(results: list[dict[str, Any]]) -> str:
     rows = [
         "| lines/s | sink | positions p50 / p99 / max (s) | a window's first figures (s) "
-        "| windows ending in the silence (s) | lines sent / lost | positions written / distinct reports |",
-        "|---:|---|---|---|---|---|---|",
+        "| windows ending in the silence (s) | lines sent / lost | positions written / distinct reports "
+        "| job CPU per line |",
+        "|---:|---|---|---|---|---|---|---:|",
     ]
     for r in results:
         rows.append(
             f"| {r['rate']:,} | {r['sink']} | {_cell(r['positions'])} | {_cell(r['tumbling'])} "
             f"| {_cell(r['tumbling_in_silence'])} | {r['sent']:,} / {r['lost']:,} "
-            f"| {r['positions_written']:,} / {r['distinct']:,} |"
+            f"| {r['positions_written']:,} / {r['distinct']:,} | {r['cpu_us_per_line']} us |"
         )
     return "\n".join(rows)
 
@@ -347,6 +356,7 @@ def main() -> int:
     parser.add_argument("--silence", type=float, default=75)
     parser.add_argument("--after", type=float, default=30)
     parser.add_argument("--checkout", type=Path, default=ROOT, help="the job of another checkout (set up)")
+    parser.add_argument("--job-flags", default="", help="more flags for every run, e.g. --checkpoint-interval 10")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     phases = [(args.feed, args.silence), (args.after, 0.0)]
@@ -357,7 +367,7 @@ def main() -> int:
         bootstrap = servers.enter_context(kafka_broker()) if set(sinks) & set(KAFKA_SINKS) else None
         for rate in (int(r) for r in args.rates.split(",")):
             for sink in sinks:
-                result = run(rate, sink, phases, pg, bootstrap, args.checkout)
+                result = run(rate, sink, phases, pg, bootstrap, args.checkout, args.job_flags.split())
                 print(json.dumps(result), flush=True)
                 results.append(result)
     command = "python -m bench.latency"

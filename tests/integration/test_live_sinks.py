@@ -36,7 +36,7 @@ pytestmark = pytest.mark.integration
 MMSI = 244_123_456
 FIRST = position(MMSI, 52.0, 3.0)
 NEXT = [position(MMSI, 53.5 + k * 0.0005, 3.0) for k in range(3)]  # 90 nm north, a track of its own
-PREFIX = "live."
+PREFIX = "udp-withdrawals."
 
 
 def wait_until(check, what: str, timeout_s: float = 30):  # type: ignore[no-untyped-def]

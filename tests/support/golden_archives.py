@@ -1,7 +1,7 @@
 """The golden archives (``tests/golden/archives/``, ``tests/golden/archives.json``): small files,
 whole and damaged, of every kind the job reads (NOAA GeoParquet days too, from
 ``tests/support/noaa_parquet.py``), and the lines both readers must give for each: the
-plain loop's (``ais_pipeline.files.read_file_lines``, ``tests/unit/test_golden_archives.py``) and the job's
+plain loop's (``ais_pipeline.archives.read_file_lines``, ``tests/unit/test_golden_archives.py``) and the job's
 (``ais.flink.ArchiveLines``, ``GoldenArchivesTest``).
 
 A case's ``lines`` are its lines in order; ``{"numbered": [a, b]}`` stands for the lines
@@ -29,7 +29,7 @@ from typing import Any
 
 import zstandard
 
-from ais_pipeline.files import read_file_lines
+from ais_pipeline.archives import read_file_lines
 from ais_pipeline.rules.parse import CORRUPT_ARCHIVE
 from tests.support import noaa_parquet
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig
+from ais_pipeline.config import SAMPLE_INPUT, PipelineConfig, with_input_time
 from ais_pipeline.files import read_lines, read_records, write_outputs
 from ais_pipeline.rules.outputs import final_aggregates
 from ais_pipeline.rules.plain import PlainPipeline, PlainResult, run_plain
@@ -28,7 +28,9 @@ def run_job(input_path: Path, output: Path, *flags: str) -> dict[str, Any]:
 
 
 def run_oracle(input_path: Path, output: Path, **knobs: Any) -> None:
-    config = PipelineConfig(input_path=input_path, **knobs)
+    """The plain loop on a file, with the time a file run gives its lines without one (a live
+    input's knobs: as a live run, whose lines take the clock's)."""
+    config = with_input_time(PipelineConfig(input_path=input_path, **knobs))
     write_outputs(run_plain(config, list(read_lines(input_path))), output)
 
 

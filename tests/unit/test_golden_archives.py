@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ais_pipeline import files
+from ais_pipeline import archives
 from tests.support.golden_archives import FILES, cases, lines_of, load
 
 pytestmark = pytest.mark.unit
@@ -20,7 +20,7 @@ def test_every_archive_the_generator_makes_has_its_golden_lines():
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_a_golden_archive_gives_its_lines(name: str):
-    assert list(files.read_file_lines(FILES / name)) == lines_of(GOLDEN[name], name)
+    assert list(archives.read_file_lines(FILES / name)) == lines_of(GOLDEN[name], name)
 
 
 def test_the_golden_lines_say_what_the_four_reader_rules_say():

@@ -19,14 +19,17 @@ from __future__ import annotations
 import bz2
 import lzma
 import struct
+import time
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
 from ais_pipeline import geoparquet
+from ais_pipeline.rules.lane import DictGroupStores, LaneParser
 from ais_pipeline.rules.parse import CORRUPT_ARCHIVE
+from ais_pipeline.rules.records import TIME_UNKNOWN
 
 CHUNK = 1 << 16
 
@@ -471,3 +474,41 @@ def read_file_lines(file: Path) -> Iterator[str]:
     except OSError as exc:  # the file itself could not be read
         cause = f"{type(exc).__name__}: {exc}".replace("\n", " ").replace("\x1f", " ")
         yield f"{CORRUPT_ARCHIVE}{file.name}\x1f{cause}"
+
+
+def input_files(path: Path) -> list[Path]:
+    """The files a run reads: the file itself, or every file under the directory in name order,
+    hidden ones (``.``/``_``) left out as Flink's file source leaves them out."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+
+
+def read_lines(path: Path) -> Iterable[str]:
+    """The lines of a file or directory as the job's source reads them (:func:`read_file_lines`),
+    the files of a directory in name order."""
+    for file in input_files(path):
+        yield from read_file_lines(file)
+
+
+INPUT_TIME_LINES = 100_000  # how far into a file run's input its first time is looked for
+
+
+def input_time(path: Path, input_format: str, max_clock_skew_ms: int) -> int:
+    """The time a file run gives its lines without a time of their own that come before any line
+    of their lane told one (:class:`ais_pipeline.rules.lane.LaneParser`): the first time the input
+    tells (a line's own time, or a receiver's GPS time in a ``$--ZDA`` sentence) in its first
+    :data:`INPUT_TIME_LINES` lines; for an input that tells none there, the modification time of
+    its first file (of the folder, for a watched folder that is empty). Epoch ms; the same for the
+    job at every parallelism and for the plain loop, whatever the clock says."""
+    parser = LaneParser(input_format, max_clock_skew_ms, 60_000, untimed_ms=0)
+    groups = DictGroupStores()
+    now = int(time.time() * 1000)  # only to tell a time far ahead of the clock (never a time)
+    for number, line in enumerate(read_lines(path)):
+        if number >= INPUT_TIME_LINES:
+            break
+        parser.line(line, now, groups)
+        if parser.told != TIME_UNKNOWN:
+            return parser.told
+    files = input_files(path)
+    return int((files[0] if files else path).stat().st_mtime * 1000)

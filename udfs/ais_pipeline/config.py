@@ -12,10 +12,11 @@ import ipaddress
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ais_pipeline.archives import input_time
 from ais_pipeline.errors import ConfigError
 from ais_pipeline.postgres_url import PostgresError, Target, parse_url
 from ais_pipeline.resources import ANCHORAGES, FLINK_CONF, SAMPLE_INPUT
@@ -563,6 +564,9 @@ class PipelineConfig:
     group_id: str = _default("group_id")
     starting_offsets: str = _default("starting_offsets")
     bounded: bool = False
+    # A file run's time for its lines without one before their lane told one (not a flag: found in
+    # the input, see with_input_time); None for any other run (its lines take their ingestion time).
+    input_time_ms: int | None = None
     # The outputs to Kafka topics: always from a Kafka input, with --kafka-output from any other.
     kafka_output: bool = False
     kafka_delivery: str | None = _default("kafka_delivery")
@@ -1104,7 +1108,16 @@ def from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None
         for name in _FEED_ONLY:
             if getattr(args, name, None):
                 raise ConfigError(f"{_KNOBS[name].flag}: only a live input (--input udp://, tcp://, ...) uses it")
-    return PipelineConfig(**values)  # type: ignore[arg-type]
+    config = PipelineConfig(**values)  # type: ignore[arg-type]
+    return with_input_time(config)
+
+
+def with_input_time(config: PipelineConfig) -> PipelineConfig:
+    """A file run's config with the time its lines without a time take before their lane told one
+    (:func:`ais_pipeline.archives.input_time`); any other run's as it is."""
+    if config.source != "file" or config.input_feed or config.input_time_ms is not None:
+        return config
+    return replace(config, input_time_ms=input_time(config.input_path, config.input_format, config.max_clock_skew_ms))
 
 
 # Flags (given on the command line) that only one source uses: a flag the run's source cannot use

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from ais_pipeline.anchorages import load_anchorages
-from ais_pipeline.archives import COMPRESSED, parquet_file, read_file_lines
+from ais_pipeline.archives import COMPRESSED, input_files, parquet_file, read_lines
 from ais_pipeline.geoparquet_outputs import PART_SUFFIX, count_rows, read_part
 from ais_pipeline.rules.dedup import LATE_VESSEL_MS
 from ais_pipeline.rules.outputs import (
@@ -34,14 +34,6 @@ def read_anchorages(path: Path) -> Anchorages:
     return load_anchorages(path)
 
 
-def input_files(path: Path) -> list[Path]:
-    """The files a run reads: the file itself, or every file under the directory in name order,
-    hidden ones (``.``/``_``) left out as Flink's file source leaves them out."""
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
-
-
 def input_bytes(path: Path) -> int | None:
     """The size of a run's input, when it is plain text (the progress line's whole; the job counts
     the bytes of the lines it reads against it); None when a file is compressed or Parquet: its
@@ -50,13 +42,6 @@ def input_bytes(path: Path) -> int | None:
     if any(f.name.lower().endswith(COMPRESSED) or parquet_file(f) for f in files):
         return None
     return sum(f.stat().st_size for f in files)
-
-
-def read_lines(path: Path) -> Iterable[str]:
-    """The lines of a file or directory as the job's source reads them (:func:`read_file_lines`),
-    the files of a directory in name order."""
-    for file in input_files(path):
-        yield from read_file_lines(file)
 
 
 def write_outputs(result: PlainResult, output_dir: Path) -> None:

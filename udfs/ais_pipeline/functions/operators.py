@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
@@ -137,7 +138,9 @@ class ParseLines(KeyedProcessFunction):
     def open(self, runtime_context: RuntimeContext) -> None:
         check_job_build(self.job_build)
         config = self.config
-        self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
+        self.parser = LaneParser(
+            config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms, config.input_time_ms
+        )
         self.groups = LaneGroups(runtime_context)
         self.csv = LaneCsv(runtime_context)
         self.end_timer_armed = False
@@ -170,14 +173,27 @@ class ParseLines(KeyedProcessFunction):
         now = int(time.time() * 1000)
         entries: list[tuple[int, tuple[Any, ...]]] = []
         stamped = 0
+        # A file's lane clock: the plain sentences Java parsed tell their times too, in line order.
+        fast_at = batch.fast_at if parser.untimed_ms is not None else []
+        told_at = -1  # the place in the batch of the latest line that told the lane a time
         for at, line in zip(batch.line_at, batch.lines, strict=True):
             if self.fail_text:
                 self._injected_failure(line)
+            if fast_at:
+                i = bisect_left(fast_at, at) - 1
+                if i >= 0 and fast_at[i] > told_at:
+                    parser.told_by(batch.assigned[i])
+                    told_at = fast_at[i]
             received = stamped_on_receipt(line)
             stamped += received
+            tells = parser.tells
             entry = parser.line(line, now, groups)
+            if parser.tells != tells:
+                told_at = at
             if entry is not None:
                 entries.append((at, parsed_entry(entry.assigned, entry.source, entry.report, received)))
+        if fast_at and fast_at[-1] > told_at:
+            parser.told_by(batch.assigned[-1])
         self.csv.save(parser)
         if stamped:
             self.tallies.metric("stamped_on_receipt", stamped)

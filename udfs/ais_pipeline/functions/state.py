@@ -60,16 +60,19 @@ class LaneGroups:
 class LaneCsv:
     """Where a lane's parser is between lines, in keyed value state (keyed by lane): the CSV file
     it is in the middle of (its header line and the line number reached: a restored source goes on
-    after the header it does not read again, so the parser must know it), and a Gatehouse time
-    waiting for the AIS message after it. Written when it changed, once per batch of lines."""
+    after the header it does not read again, so the parser must know it), a Gatehouse time
+    waiting for the AIS message after it, and a file lane's clock (the time it told last, which
+    its lines without a time take). Written when it changed, once per batch of lines."""
 
     def __init__(self, ctx: RuntimeContext) -> None:
         row = Types.ROW_NAMED(["header", "line_number"], [Types.STRING(), Types.LONG()])
         self.state = ctx.get_state(ValueStateDescriptor("csv-file", row))
         self.gatehouse_state = ctx.get_state(ValueStateDescriptor("gatehouse-time", Types.LONG()))
+        self.told_state = ctx.get_state(ValueStateDescriptor("lane-told-time", Types.LONG()))
         self.loaded = False
         self.written: tuple[str, int] = ("", 0)
         self.gatehouse_written = TIME_UNKNOWN
+        self.told_written = TIME_UNKNOWN
 
     def load(self, parser: LaneParser) -> None:
         """Once per operator instance, before its first batch: the parser as the state says."""
@@ -83,6 +86,9 @@ class LaneCsv:
         gatehouse = self.gatehouse_state.value()
         if gatehouse is not None:
             parser.gatehouse = self.gatehouse_written = gatehouse
+        told = self.told_state.value()
+        if told is not None:
+            parser.told = self.told_written = told
 
     def save(self, parser: LaneParser) -> None:
         current = parser.csv_state()
@@ -98,6 +104,9 @@ class LaneCsv:
             else:
                 self.gatehouse_state.update(parser.gatehouse)
             self.gatehouse_written = parser.gatehouse
+        if parser.told != self.told_written:
+            self.told_state.update(parser.told)
+            self.told_written = parser.told
 
 
 class LaneGroup:

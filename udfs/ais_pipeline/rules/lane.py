@@ -33,7 +33,7 @@ from ais_pipeline.rules.parse import (
     route_line,
     text_problem,
 )
-from ais_pipeline.rules.prefixes import gatehouse_time
+from ais_pipeline.rules.prefixes import gatehouse_time, zda_time
 from ais_pipeline.rules.records import TIME_UNKNOWN, Fragment, Report
 
 AUTO = "auto"
@@ -105,8 +105,18 @@ class LaneParser:
     """Decides one lane's lines in order. ``tallies`` and ``dead`` collect what the lines
     counted and dead-lettered since the caller last emptied them."""
 
-    def __init__(self, input_format: str, max_clock_skew_ms: int, multipart_timeout_ms: int) -> None:
+    def __init__(
+        self, input_format: str, max_clock_skew_ms: int, multipart_timeout_ms: int, untimed_ms: int | None = None
+    ) -> None:
         self.input_format = input_format
+        # A file's lane (``untimed_ms`` given): a line without a time of its own takes the time the
+        # lane told last (``told``: a line's own time, or a receiver's GPS time in a $--ZDA
+        # sentence), and before the lane's first, ``untimed_ms`` (the first time the input tells, or
+        # its files' time: :func:`ais_pipeline.archives.input_time`). None: the ingestion time (a
+        # Kafka or Kinesis record's line, read as it comes).
+        self.untimed_ms = untimed_ms
+        self.told = TIME_UNKNOWN
+        self.tells = 0  # how many lines told a time: a caller that feeds times too knows the latest
         # The CSV layout of the rows being read (from the last header line, kept as its text so
         # that a restored operator can rebuild it: csv_state) and the line number in its file of
         # the line being read (the header is line 1).
@@ -124,7 +134,16 @@ class LaneParser:
         """One line, read at wall-clock ``now_ms``: its entry for the watermark stage, or None
         when it gives none (counted or dead-lettered, and no time to move a clock with)."""
         parsed = self.parse(line)
-        assigned = event_time(parsed, now_ms, self.max_clock_skew_ms)
+        untimed = self.untimed_ms
+        if untimed is None:
+            assigned = event_time(parsed, now_ms, self.max_clock_skew_ms)
+        else:
+            assigned = event_time(
+                parsed, now_ms, self.max_clock_skew_ms, untimed if self.told == TIME_UNKNOWN else self.told
+            )
+            if assigned != TIME_UNKNOWN and _has_own_time(parsed):
+                self.told = assigned
+                self.tells += 1
         routed = route_line(parsed, assigned)
         if routed.tallies:
             self.tallies.extend(routed.tallies)
@@ -181,10 +200,17 @@ class LaneParser:
         if problem is not None:
             return problem
         parsed = parse_nmea(line, self.tallies)
-        if parsed is NOT_AIS and line.lstrip().startswith("$PGHP,"):
-            ts = gatehouse_time(line.strip())
-            if ts is not None:
-                self.gatehouse = ts  # stamps the next AIS message; a later one replaces it
+        if parsed is NOT_AIS:
+            text = line.strip()
+            if text.startswith("$PGHP,"):
+                ts = gatehouse_time(text)
+                if ts is not None:
+                    self.gatehouse = ts  # stamps the next AIS message; a later one replaces it
+            elif self.untimed_ms is not None and text[3:6] == "ZDA":
+                ts = zda_time(text)
+                if ts is not None:  # the receiver's GPS time: the lane's clock from here on
+                    self.told = ts
+                    self.tells += 1
         return parsed
 
     def _gatehouse(self, parsed: Report | Fragment) -> Parsed:
@@ -198,6 +224,11 @@ class LaneParser:
             stamped = parsed if parsed.ts != TIME_UNKNOWN else replace(parsed, ts=self.gatehouse)
         self.gatehouse = TIME_UNKNOWN
         return stamped
+
+    def told_by(self, ts: int) -> None:
+        """A line decided elsewhere (Java's plain sentences) told the lane a time."""
+        self.told = ts
+        self.tells += 1
 
     def csv_state(self) -> tuple[str, int]:
         """What a restored parser needs of the CSV file being read: its header line and the line
@@ -232,3 +263,10 @@ class LaneParser:
             dead = self.assembler.expire(groups.store(key), end_of_input)
             if dead is not None:
                 self.dead.append(dead)
+
+
+def _has_own_time(parsed: Parsed) -> bool:
+    """Whether a parsed report or first fragment carries a time of its own (it tells its lane one)."""
+    if isinstance(parsed, Report):
+        return parsed.ts != TIME_UNKNOWN
+    return isinstance(parsed, Fragment) and parsed.has_time

@@ -388,7 +388,7 @@ def format_summary(summary: dict[str, object]) -> str:
         f"not AIS             {summary['not_ais']}",
         f"blank / comment     {summary['skipped']}",
         f"fragments joined    {summary['fragments_joined']}",
-        f"no time (ingestion) {summary['no_time']}",
+        f"no time of its own  {summary['no_time']}",
         *(
             [f"stamped on receipt  {summary['stamped_on_receipt']} (timed by ingestion: relay or live input)"]
             if summary.get("stamped_on_receipt")

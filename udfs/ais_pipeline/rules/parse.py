@@ -287,10 +287,11 @@ def text_problem(line: str) -> DeadLetter | None:
     return None
 
 
-def event_time(parsed: Parsed, now_ms: int, max_clock_skew_ms: int) -> int:
+def event_time(parsed: Parsed, now_ms: int, max_clock_skew_ms: int, untimed_ms: int | None = None) -> int:
     """The timestamp the watermark generator sees for a parsed line.
 
-    A report or first fragment without a time gets ``now_ms`` (its ingestion time). Everything
+    A report or first fragment without a time gets ``untimed_ms`` (a file's lane clock: see
+    :class:`ais_pipeline.rules.lane.LaneParser`), else ``now_ms`` (its ingestion time). Everything
     that must not move the watermark gets ``TIME_UNKNOWN``: lines without a report, later fragments
     without a time, and reports dated more than the maximum clock skew ahead of ``now_ms`` (those
     are dead-lettered by the parse operator, which recognises them by this very value).
@@ -304,7 +305,7 @@ def event_time(parsed: Parsed, now_ms: int, max_clock_skew_ms: int) -> int:
     else:
         return TIME_UNKNOWN
     if not has_time:
-        return now_ms
+        return now_ms if untimed_ms is None else untimed_ms
     if ts > now_ms + max_clock_skew_ms:
         return TIME_UNKNOWN
     return ts

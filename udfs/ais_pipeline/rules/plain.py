@@ -75,7 +75,9 @@ class PlainPipeline:
         self.config = config
         self.now_ms = now_ms
         spec = window_spec(config)
-        self.parser = LaneParser(config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms)
+        self.parser = LaneParser(
+            config.input_format, config.max_clock_skew_ms, config.multipart_timeout_ms, config.input_time_ms
+        )
         self.clocks = ReceiverWatermarks(
             config.out_of_orderness_ms,
             config.idle_timeout_ms,

@@ -71,6 +71,30 @@ def leading_time(text: str) -> tuple[int, str] | None:
     return ts, text[match.end() :]
 
 
+def zda_time(text: str) -> int | None:
+    """The time of an NMEA ``$--ZDA`` sentence (a receiver's GPS: UTC time, day, month, year),
+    epoch ms, or None when the line is not one, its checksum is wrong or its fields are not a time."""
+    if len(text) < 7 or text[0] != "$" or text[3:6] != "ZDA":
+        return None
+    star = text.find("*")
+    if star < 0:
+        return None
+    body = text[1:star]
+    value = 0
+    for ch in body:
+        value ^= ord(ch)
+    try:
+        if int(text[star + 1 : star + 3], 16) != value:
+            return None
+        fields = body.split(",")
+        clock, day, month, year = fields[1], int(fields[2]), int(fields[3]), int(fields[4])
+        hour, minute, seconds = int(clock[0:2]), int(clock[2:4]), float(clock[4:])
+        start = datetime(year, month, day, hour, minute, tzinfo=UTC).timestamp()
+    except (ValueError, IndexError):
+        return None
+    return round((start + seconds) * 1000)
+
+
 def gatehouse_time(text: str) -> int | None:
     """The time of a ``$PGHP,1,...`` sentence (type 1 carries the date and time), epoch ms, or
     None when it is another PGHP sentence or its fields are not a time."""

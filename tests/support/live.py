@@ -141,11 +141,14 @@ def fleet_seconds(vessels: int, seconds: int, first: int = 0, copies_every: int 
     return out
 
 
-def send_seconds(port: int, seconds: list[list[str]]) -> None:
-    """Each second's lines over UDP, one datagram a line, a second apart."""
+def send_seconds(port: int, seconds: list[list[str]], receiver: str | None = None) -> None:
+    """Each second's lines over UDP, one datagram a line, a second apart; with ``receiver``, each
+    line in a tag block of that receiver and the time it is sent (a receiver's own time)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
         start = time.monotonic()
         for k, lines in enumerate(seconds):
             for line in lines:
+                if receiver is not None:
+                    line = f"\\s:{receiver},c:{int(time.time() * 1000)}*00\\{line}"
                 sender.sendto((line + "\n").encode(), ("127.0.0.1", port))
             time.sleep(max(0.0, start + k + 1 - time.monotonic()))

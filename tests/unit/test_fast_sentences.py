@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from ais_pipeline.functions.rows import in_lane_order, parsed_entry
+from ais_pipeline.rules.feeds import stamped_on_receipt
 from ais_pipeline.rules.lane import AUTO, NMEA, DictGroupStores, LaneParser
 from ais_pipeline.rules.records import LaneBatch
 
@@ -31,8 +32,9 @@ def test_a_plain_sentence_gives_the_python_reference_exactly_the_golden_entry(ca
     assert entry is not None and entry.report is not None
     assert parser.tallies == [] and parser.dead == []
     want = case["entry"]
-    assert parsed_entry(entry.assigned, entry.source, entry.report) == (
-        want["assigned"], want["source"], False, want["mmsi"], want["packed"],
+    received = stamped_on_receipt(case["line"])
+    assert parsed_entry(entry.assigned, entry.source, entry.report, received) == (
+        want["assigned"], want["source"], want.get("received", False), want["mmsi"], want["packed"],
     )  # fmt: skip
 
 
@@ -43,6 +45,7 @@ def batch(fast_at: list[int], total: int) -> LaneBatch:
         fast_at=fast_at,
         assigned=[100 + i for i in fast_at],
         source=[f"s{i}" for i in fast_at],
+        received=[i % 3 == 0 for i in fast_at],
         mmsi=[1000 + i for i in fast_at],
         packed=[f"p{i}" for i in fast_at],
         total=total,
@@ -56,7 +59,7 @@ def python_entry(i: int) -> tuple[int, str, bool, int | None, str | None]:
 def test_javas_entries_pass_through_untouched_when_python_adds_none():
     b = batch([0, 1, 3], 5)
     merged = in_lane_order(b, [])
-    assert merged == [[100, 101, 103], ["s0", "s1", "s3"], [False] * 3, [1000, 1001, 1003], ["p0", "p1", "p3"]]
+    assert merged == [[100, 101, 103], ["s0", "s1", "s3"], [True, False, True], [1000, 1001, 1003], ["p0", "p1", "p3"]]
 
 
 @pytest.mark.parametrize(
@@ -69,6 +72,6 @@ def test_the_entries_of_both_come_out_in_the_order_of_their_lines(fast_at: list[
     order = sorted(fast_at + python_at)
     assert merged[0] == [100 + i for i in order]
     assert merged[1] == [f"s{i}" for i in order]
-    assert merged[2] == [i not in fast_at and i % 2 == 1 for i in order]
+    assert merged[2] == [i % 3 == 0 if i in fast_at else i % 2 == 1 for i in order]
     assert merged[3] == [1000 + i if i in fast_at else None for i in order]
     assert merged[4] == [f"p{i}" if i in fast_at else None for i in order]

@@ -194,6 +194,7 @@ class ParseLines(KeyedProcessFunction):
                 entries.append((at, parsed_entry(entry.assigned, entry.source, entry.report, received)))
         if fast_at and fast_at[-1] > told_at:
             parser.told_by(batch.assigned[-1])
+        stamped += sum(batch.received)  # the plain sentences stamped on receipt, parsed in Java
         self.csv.save(parser)
         if stamped:
             self.tallies.metric("stamped_on_receipt", stamped)

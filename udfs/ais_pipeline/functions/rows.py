@@ -156,8 +156,7 @@ def in_lane_order(batch: LaneBatch, entries: list[tuple[int, tuple[Any, ...]]]) 
     """The :func:`parsed_type` columns of a lane's batch: the entries of the plain sentences
     parsed in Java (``batch.fast_at``) and ``entries``, those of the other lines, each with its
     line's place in the batch, in the order of the lines."""
-    # The plain sentences are never stamped on receipt (those go to Python).
-    fast: list[list[Any]] = [batch.assigned, batch.source, [False] * len(batch.assigned), batch.mmsi, batch.packed]
+    fast: list[list[Any]] = [batch.assigned, batch.source, batch.received, batch.mmsi, batch.packed]
     if not entries:
         return fast
     merged: list[list[Any]] = [[], [], [], [], []]

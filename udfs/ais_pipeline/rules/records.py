@@ -68,15 +68,16 @@ class LaneBatch:
     """A batch of a lane's lines on its way into the Python parse operator, as columns: the
     ``lines`` Python decides, each with its place in the batch (``line_at``), and the entries of
     the plain sentences already parsed in Java (``ais.flink.FastSentences``), each with its place
-    (``fast_at``) and its ``parsed_type`` fields (``assigned``, ``source``, ``mmsi``, ``packed``:
-    what :func:`ais_pipeline.rules.lane.LaneParser.line` and :func:`pack_report` give for it);
-    ``total`` is the batch's number of lines."""
+    (``fast_at``) and its ``parsed_type`` fields (``assigned``, ``source``, ``received``, ``mmsi``,
+    ``packed``: what :func:`ais_pipeline.rules.lane.LaneParser.line` and :func:`pack_report` give
+    for it, and whether the line was stamped on receipt); ``total`` is the batch's number of lines."""
 
     lines: list[str]
     line_at: list[Int32]
     fast_at: list[Int32]
     assigned: list[int]
     source: list[str]
+    received: list[bool]
     mmsi: list[int]
     packed: list[str]
     total: Int32

@@ -57,6 +57,7 @@ public final class FastSentences implements MapFunction<Row, Row>, CheckpointedF
     static final class Entry {
         long assigned;
         String source;
+        boolean received;
         long mmsi;
         String packed;
     }
@@ -70,6 +71,7 @@ public final class FastSentences implements MapFunction<Row, Row>, CheckpointedF
         final int fastAt;
         final int assigned;
         final int source;
+        final int received;
         final int mmsi;
         final int packed;
         final int total;
@@ -81,6 +83,7 @@ public final class FastSentences implements MapFunction<Row, Row>, CheckpointedF
             fastAt = RecordLayout.arrayField(type, "fast_at", Types.INT);
             assigned = RecordLayout.arrayField(type, "assigned", Types.LONG);
             source = RecordLayout.arrayField(type, "source", Types.STRING);
+            received = RecordLayout.arrayField(type, "received", Types.BOOLEAN);
             mmsi = RecordLayout.arrayField(type, "mmsi", Types.LONG);
             packed = RecordLayout.arrayField(type, "packed", Types.STRING);
             total = RecordLayout.field(type, "total", Types.INT);
@@ -116,17 +119,20 @@ public final class FastSentences implements MapFunction<Row, Row>, CheckpointedF
         out.setField(layout.fastAt, fastAt.toArray(new Integer[0]));
         Long[] assigned = new Long[fast.size()];
         String[] source = new String[fast.size()];
+        Boolean[] received = new Boolean[fast.size()];
         Long[] mmsi = new Long[fast.size()];
         String[] packed = new String[fast.size()];
         for (int i = 0; i < assigned.length; i++) {
             Entry e = fast.get(i);
             assigned[i] = e.assigned;
             source[i] = e.source;
+            received[i] = e.received;
             mmsi[i] = e.mmsi;
             packed[i] = e.packed;
         }
         out.setField(layout.assigned, assigned);
         out.setField(layout.source, source);
+        out.setField(layout.received, received);
         out.setField(layout.mmsi, mmsi);
         out.setField(layout.packed, packed);
         out.setField(layout.total, lines.length);
@@ -166,9 +172,6 @@ public final class FastSentences implements MapFunction<Row, Row>, CheckpointedF
             if (c < 0x20 || c > 0x7e) {
                 return false;
             }
-        }
-        if (line.contains("t:received")) {
-            return false; // stamped on receipt: counted by Python
         }
         int close = line.indexOf('\\', 1);
         if (close < 0 || close + 1 >= end || line.charAt(close + 1) != '!') {
@@ -253,6 +256,9 @@ public final class FastSentences implements MapFunction<Row, Row>, CheckpointedF
         }
         out.assigned = ts;
         out.source = receiver;
+        // Stamped on receipt by a network input or the relay: the Python reference's test
+        // (ais_pipeline.rules.feeds.stamped_on_receipt), to the character.
+        out.received = line.contains(",t:received*");
         out.mmsi = (header >> 4) & 0x3FFFFFFFL;
         out.packed = new StringBuilder(end + 48)
                 .append(ts).append(SEP)

@@ -32,11 +32,14 @@ class FastSentencesTest {
                         BasicArrayTypeInfo.INT_ARRAY_TYPE_INFO,
                         BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
                         BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO,
+                        BasicArrayTypeInfo.BOOLEAN_ARRAY_TYPE_INFO,
                         BasicArrayTypeInfo.LONG_ARRAY_TYPE_INFO,
                         BasicArrayTypeInfo.STRING_ARRAY_TYPE_INFO,
                         Types.INT
                     },
-                    new String[] {"lines", "line_at", "fast_at", "assigned", "source", "mmsi", "packed", "total"});
+                    new String[] {
+                        "lines", "line_at", "fast_at", "assigned", "source", "received", "mmsi", "packed", "total"
+                    });
 
     static final String PLAIN = "\\s:117,c:1668046497*0A\\!AIVDM,1,1,,,369KwSP000<G`Kh0iukScOv00000,0*12";
     static final String FRAGMENT =
@@ -57,6 +60,7 @@ class FastSentencesTest {
         if (fast) {
             assertEquals(want.get("assigned").asLong(), entry.assigned);
             assertEquals(want.get("source").asText(), entry.source);
+            assertEquals(want.has("received") && want.get("received").asBoolean(), entry.received);
             assertEquals(want.get("mmsi").asLong(), entry.mmsi);
             assertEquals(want.get("packed").asText(), entry.packed);
         }
@@ -85,8 +89,9 @@ class FastSentencesTest {
             assertArrayEquals(new Integer[] {1, 3}, (Integer[]) b.getField(2));
             assertArrayEquals(new Long[] {1668046497000L, 1668046497000L}, (Long[]) b.getField(3));
             assertArrayEquals(new String[] {"117", "117"}, (String[]) b.getField(4));
-            assertArrayEquals(new Long[] {412549006L, 412549006L}, (Long[]) b.getField(5));
-            assertEquals(4, b.getField(7));
+            assertArrayEquals(new Boolean[] {false, false}, (Boolean[]) b.getField(5));
+            assertArrayEquals(new Long[] {412549006L, 412549006L}, (Long[]) b.getField(6));
+            assertEquals(4, b.getField(8));
         }
     }
 
